@@ -1,0 +1,44 @@
+#include "voice_shims.h"
+
+int voice_opus_encoder_set_bitrate(OpusEncoder *st, int bits_per_second) {
+    return opus_encoder_ctl(st, OPUS_SET_BITRATE(bits_per_second));
+}
+int voice_opus_encoder_set_complexity(OpusEncoder *st, int complexity) {
+    return opus_encoder_ctl(st, OPUS_SET_COMPLEXITY(complexity));
+}
+int voice_opus_encoder_set_inband_fec(OpusEncoder *st, int enabled) {
+    return opus_encoder_ctl(st, OPUS_SET_INBAND_FEC(enabled ? 1 : 0));
+}
+int voice_opus_encoder_set_packet_loss_perc(OpusEncoder *st, int percent) {
+    return opus_encoder_ctl(st, OPUS_SET_PACKET_LOSS_PERC(percent));
+}
+int voice_opus_encoder_set_dtx(OpusEncoder *st, int enabled) {
+    return opus_encoder_ctl(st, OPUS_SET_DTX(enabled ? 1 : 0));
+}
+int voice_opus_encoder_set_signal_voice(OpusEncoder *st) {
+    return opus_encoder_ctl(st, OPUS_SET_SIGNAL(OPUS_SIGNAL_VOICE));
+}
+int voice_opus_encoder_get_lookahead(OpusEncoder *st, int *samples) {
+    opus_int32 v = 0;
+    int rc = opus_encoder_ctl(st, OPUS_GET_LOOKAHEAD(&v));
+    *samples = (int)v;
+    return rc;
+}
+int voice_opus_encoder_get_bitrate(OpusEncoder *st, int *bits_per_second) {
+    opus_int32 v = 0;
+    int rc = opus_encoder_ctl(st, OPUS_GET_BITRATE(&v));
+    *bits_per_second = (int)v;
+    return rc;
+}
+int voice_opus_encoder_reset(OpusEncoder *st) {
+    return opus_encoder_ctl(st, OPUS_RESET_STATE);
+}
+int voice_opus_decoder_reset(OpusDecoder *st) {
+    return opus_decoder_ctl(st, OPUS_RESET_STATE);
+}
+int voice_opus_decoder_get_last_packet_duration(OpusDecoder *st, int *samples) {
+    opus_int32 v = 0;
+    int rc = opus_decoder_ctl(st, OPUS_GET_LAST_PACKET_DURATION(&v));
+    *samples = (int)v;
+    return rc;
+}

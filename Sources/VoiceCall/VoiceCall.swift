@@ -1,0 +1,1 @@
+// The call layer (Opus codec, RTP/RTCP, jitter buffer, session) lands here; see ../shared/DESIGN.md.
