@@ -4,7 +4,7 @@ import CSpeexDSP
 /// `EchoCanceller`), automatic gain control and voice activity detection.
 ///
 /// Owns one `SpeexPreprocessState`; use from one thread at a time. Property reads and writes are real-time safe
-/// but must happen on the thread that calls `process`.
+/// (except turning VAD on, see `isVADEnabled`) but must happen on the thread that calls `process`.
 public final class Preprocessor {
     public let frameCount: Int
     public let sampleRate: Int
@@ -78,6 +78,8 @@ public final class Preprocessor {
         set { setInteger(SPEEX_PREPROCESS_SET_AGC_MAX_GAIN, newValue) }
     }
 
+    /// Voice activity detection. Not real-time safe to set: speexdsp prints a warning to stderr when it is
+    /// turned on (its VAD is a heuristic on the speech probability), so set it before processing starts.
     public var isVADEnabled: Bool {
         get { integer(SPEEX_PREPROCESS_GET_VAD) != 0 }
         set { setInteger(SPEEX_PREPROCESS_SET_VAD, newValue ? 1 : 0) }
