@@ -110,6 +110,14 @@ import VoiceIO
             guard case .malformed(truncated, _) = error as? AudioFileError else { return false }
             return "\(error)".hasPrefix("\(truncated) is a truncated or damaged audio file: ")
         }
+        var slowBytes = try Data(contentsOf: URL(fileURLWithPath: wav))
+        slowBytes.replaceSubrange(24..<28, with: [0xF4, 0x01, 0, 0])  // 500 Hz, below StreamFormat's range
+        let slow = scratch.path("slow.wav")
+        try slowBytes.write(to: URL(fileURLWithPath: slow))
+        #expect { try AudioFileReader(path: slow) } throws: { error in
+            guard case .unsupportedFormat(slow, let reason) = error as? AudioFileError else { return false }
+            return reason.contains("500 Hz")
+        }
         let noFolder = scratch.path("no/such/folder/out.wav")
         #expect { try AudioFileWriter(path: noFolder, format: try StreamFormat(sampleRate: 16000)) } throws: { error in
             guard case .cannotOpen(noFolder, _) = error as? AudioFileError else { return false }

@@ -25,7 +25,8 @@ public final class Preprocessor {
     deinit { speex_preprocess_state_destroy(state) }
 
     /// Uses `echoCanceller`'s state for residual echo suppression (nil unlinks). Keeps it alive while linked.
-    /// Call `EchoCanceller.process` on each block before `process` here. Real-time safe.
+    /// Call `EchoCanceller.process` on each block before `process` here. Not real-time safe: dropping the last
+    /// reference to a previously linked canceller frees it.
     public func link(echoCanceller: EchoCanceller?) {
         self.echoCanceller = echoCanceller
         speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_ECHO_STATE, echoCanceller.map { UnsafeMutableRawPointer($0.state) })
