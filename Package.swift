@@ -37,6 +37,6 @@ let package = Package(
         ),
         .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
         .testTarget(name: "VoiceIOTests", dependencies: ["VoiceIO", "CAllocCounter"]),
-        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "VoiceIO", "COpus", "CVoiceShims"]),
+        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "VoiceIO", "COpus", "CVoiceShims", "CAllocCounter"]),
     ]
 )
