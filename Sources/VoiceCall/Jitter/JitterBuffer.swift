@@ -108,9 +108,10 @@ public final class JitterBuffer {
         return snapshot
     }
 
-    /// The delay playout aims for, in frames at `sampleRate`.
+    /// The delay playout aims for, in frames at `sampleRate`: never above `maxDelayMilliseconds`, nor above
+    /// what the slots can hold less one packet, so a full buffer always starts playing.
     public var targetFrameCount: Int {
-        let maxFrames = sampleRate * maxDelayMilliseconds / 1000
+        let maxFrames = min(sampleRate * maxDelayMilliseconds / 1000, (capacity - 1) * lastPacketFrameCount)
         guard estimator.sampleCount > 1 else { return min(max(initialTargetFrameCount, lastPacketFrameCount), maxFrames) }
         let jitterFrames = Int(estimator.delayTicks(percentile: jitterPercentile)) * sampleRate / OpusFormat.rtpClockRate
         return min(lastPacketFrameCount + jitterFrames, maxFrames)
@@ -273,14 +274,15 @@ public final class JitterBuffer {
         release(slot, as: .played)
     }
 
-    /// `sequence` never came but later packets did: FEC from the next packet if held, else concealment.
+    /// `sequence` never came but later packets did: FEC from the next packet if it is held and carries FEC,
+    /// else concealment.
     private func recoverLost(_ sequence: Int64) {
         counters.lost += 1
         let slot = Int(sequence & Int64(mask))
         slotSequence[slot] = sequence
         slotState[slot] = .missed
-        if isHeld(sequence + 1) {
-            let next = Int((sequence + 1) & Int64(mask))
+        let next = Int((sequence + 1) & Int64(mask))
+        if isHeld(sequence + 1), OpusDecoder.carriesFEC(payload(next)) {
             let frameCount = slotFrameCount[next]
             do {
                 stagingEnd = try decoder.recover(fromNext: payload(next), into: UnsafeMutableBufferPointer(rebasing: staging[..<frameCount]))
