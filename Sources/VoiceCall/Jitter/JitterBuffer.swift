@@ -84,7 +84,7 @@ public final class JitterBuffer {
         slotByteCount = .allocate(capacity: size)
         slotByteCount.initialize(repeating: 0, count: size)
         payloads = .allocate(byteCount: size * maxPayloadByteCount, alignment: 16)
-        staging = .allocate(capacity: sampleRate * 120 / 1000)
+        staging = .allocate(capacity: OpusFormat.maxPacketFrameCount(sampleRate: sampleRate))
         staging.initialize(repeating: 0)
         estimator = JitterEstimator(windowCount: jitterWindowPacketCount)
         lastPacketFrameCount = sampleRate * packetMilliseconds / 1000
