@@ -30,6 +30,9 @@ public final class EchoPipeline: VoiceProcessor {
     public let blockFrameCount: Int
     public let sampleRate: Int
     public let settings: EchoPipelineSettings
+    /// Processed RMS above which the near end counts as talking, in dBFS. (speexdsp's own VAD is a placeholder
+    /// that warns on standard error when enabled, so the level after suppression decides.)
+    public static let voiceActivityThresholdDBFS: Float = -40
     private let canceller: EchoCanceller
     private let preprocessor: Preprocessor
     private let microphone: UnsafeMutableBufferPointer<Int16>
@@ -50,7 +53,6 @@ public final class EchoPipeline: VoiceProcessor {
         preprocessor.noiseSuppressionDB = settings.isNoiseSuppressionEnabled ? settings.noiseSuppressionDB : 0
         preprocessor.echoSuppressionDB = settings.echoSuppressionDB
         preprocessor.echoSuppressionActiveDB = settings.echoSuppressionActiveDB
-        preprocessor.isVADEnabled = true
         preprocessor.agcTargetLevel = Int(32768 * pow(10, settings.agcTargetDBFS / 20))
         preprocessor.agcMaxGainDB = settings.agcMaxGainDB
         preprocessor.isAGCEnabled = false
@@ -84,9 +86,9 @@ public final class EchoPipeline: VoiceProcessor {
         SampleConversion.int16(from: input, into: microphone)
         SampleConversion.int16(from: echo, into: reference)
         canceller.process(microphone: microphoneBase, reference: referenceBase, output: cancelledBase)
-        let isVoice = preprocessor.process(cancelledBase)
+        preprocessor.process(cancelledBase)
         SampleConversion.float(from: UnsafeBufferPointer(cancelled), into: output)
-        return isVoice
+        return LevelMeter.measure(UnsafeBufferPointer(cancelled)).rmsDBFS > Self.voiceActivityThresholdDBFS
     }
 
     /// Forgets the echo path and the noise estimate. Real-time safe.

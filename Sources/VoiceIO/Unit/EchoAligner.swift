@@ -8,7 +8,8 @@ import Glibc
 /// to about 4 kHz, and a leaky cross-correlation is kept for every lag in 0…`maximumDelayMilliseconds`. Every
 /// quarter second the strongest lag is taken when it stands well above the average and the reference was
 /// active; the applied delay leads it by `leadMilliseconds` (room for the filter to catch what comes before the
-/// peak) and only moves when the peak leaves the window the filter covers comfortably.
+/// peak) and only moves when the peak leaves the window [lead/6, lead + slack] after the applied delay, since the
+/// filter covers that anyway and every move costs it a reconvergence.
 ///
 /// `observe` is real-time safe (no allocation; about 2000 multiply-adds per decimated sample).
 public final class EchoAligner {
@@ -38,12 +39,15 @@ public final class EchoAligner {
     private var framesSinceDecision = 0
     private var candidateFrames: Int?
     private let decisionFrames: Int
+    /// How far past `leadMilliseconds` the peak may sit before the delay moves: the filter covers it anyway.
+    private let slackFrames: Int
     private let blockDecay: Float
 
     /// `initialDelayFrames`: the delay to apply before the first estimate (e.g. from the device's reported
     /// latencies). Not real-time safe (allocates).
     public init(sampleRate: Int, maximumBlockFrames: Int, initialDelayFrames: Int = 0,
-                maximumDelayMilliseconds: Double = 500, leadMilliseconds: Double = 12) {
+                maximumDelayMilliseconds: Double = 500, leadMilliseconds: Double = 12,
+                slackMilliseconds: Double = 40) {
         self.sampleRate = sampleRate
         self.maximumDelayMilliseconds = maximumDelayMilliseconds
         self.leadMilliseconds = leadMilliseconds
@@ -59,6 +63,7 @@ public final class EchoAligner {
         correlation.initialize(repeating: 0)
         delayFrames = max(initialDelayFrames, 0)
         decisionFrames = sampleRate / 4
+        slackFrames = Int(slackMilliseconds * Double(sampleRate) / 1000)
         // Correlation memory of about two seconds.
         blockDecay = Float(exp(-Double(maximumBlockFrames) / (2 * Double(sampleRate))))
     }
@@ -141,7 +146,7 @@ public final class EchoAligner {
         estimateCount += 1
         let lead = Int(leadMilliseconds * Double(sampleRate) / 1000)
         let offset = peak - delayFrames
-        if estimateCount == 1 || offset < lead / 3 || offset > 3 * lead {
+        if offset < lead / 6 || offset > lead + slackFrames {
             delayFrames = max(peak - lead, 0)
         }
     }
