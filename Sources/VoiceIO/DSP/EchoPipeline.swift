@@ -3,7 +3,7 @@ import Glibc
 /// How the voice-processing chain is tuned. Values are fixed when the chain is built.
 public struct EchoPipelineSettings: Sendable, Hashable {
     /// The echo tail the adaptive filter covers after bulk-delay alignment, in milliseconds.
-    public var filterLengthMilliseconds: Double = 300
+    public var filterLengthMilliseconds: Double = 200
     /// Whether stationary noise is attenuated. Residual echo suppression stays on either way.
     public var isNoiseSuppressionEnabled = true
     /// Maximum noise attenuation in dB (negative).

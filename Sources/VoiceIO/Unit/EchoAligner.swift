@@ -47,7 +47,7 @@ public final class EchoAligner {
     /// latencies). Not real-time safe (allocates).
     public init(sampleRate: Int, maximumBlockFrames: Int, initialDelayFrames: Int = 0,
                 maximumDelayMilliseconds: Double = 500, leadMilliseconds: Double = 12,
-                slackMilliseconds: Double = 40) {
+                slackMilliseconds: Double = 25) {
         self.sampleRate = sampleRate
         self.maximumDelayMilliseconds = maximumDelayMilliseconds
         self.leadMilliseconds = leadMilliseconds
