@@ -4,7 +4,7 @@ import CSpeexDSP
 /// `EchoCanceller`), automatic gain control and voice activity detection.
 ///
 /// Owns one `SpeexPreprocessState`; use from one thread at a time. Property reads and writes are real-time safe
-/// but must happen on the thread that calls `process`.
+/// (except turning VAD on, see `isVADEnabled`) but must happen on the thread that calls `process`.
 public final class Preprocessor {
     public let frameCount: Int
     public let sampleRate: Int
@@ -25,7 +25,8 @@ public final class Preprocessor {
     deinit { speex_preprocess_state_destroy(state) }
 
     /// Uses `echoCanceller`'s state for residual echo suppression (nil unlinks). Keeps it alive while linked.
-    /// Call `EchoCanceller.process` on each block before `process` here. Real-time safe.
+    /// Call `EchoCanceller.process` on each block before `process` here. Not real-time safe: dropping the last
+    /// reference to a previously linked canceller frees it.
     public func link(echoCanceller: EchoCanceller?) {
         self.echoCanceller = echoCanceller
         speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_ECHO_STATE, echoCanceller.map { UnsafeMutableRawPointer($0.state) })
@@ -78,6 +79,8 @@ public final class Preprocessor {
         set { setInteger(SPEEX_PREPROCESS_SET_AGC_MAX_GAIN, newValue) }
     }
 
+    /// Voice activity detection. Not real-time safe to set: speexdsp prints a warning to stderr when it is
+    /// turned on (its VAD is a heuristic on the speech probability), so set it before processing starts.
     public var isVADEnabled: Bool {
         get { integer(SPEEX_PREPROCESS_GET_VAD) != 0 }
         set { setInteger(SPEEX_PREPROCESS_SET_VAD, newValue ? 1 : 0) }

@@ -62,10 +62,7 @@ public final class Resampler {
     }
 
     /// Clears the filter history, as if no frame had been processed. Real-time safe.
-    public func reset() {
-        speex_resampler_reset_mem(state)
-        speex_resampler_skip_zeros(state)
-    }
+    public func reset() { speex_resampler_reset_mem(state) }
 
     /// An upper bound on the output frames `process` yields for `inputFrames` input frames, for sizing buffers.
     /// Real-time safe.

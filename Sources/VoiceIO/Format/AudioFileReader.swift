@@ -11,6 +11,9 @@ public final class AudioFileReader {
     /// Frames in the file as libsndfile counts them (from the file's real length when the header claims more).
     public let frameCount: Int
     private let file: OpaquePointer
+    /// Float and double samples: libsndfile would hand them to `sf_readf_short` unscaled (or scaled to the
+    /// file's own peak), so `read(into:)` for Int16 converts them itself.
+    private let isFloatEncoded: Bool
 
     public init(path: String) throws(AudioFileError) {
         var info = SF_INFO()
@@ -19,13 +22,12 @@ public final class AudioFileReader {
             sf_close(file)
             throw .unsupportedFormat(path: path, reason: "\(info.samplerate) Hz, \(info.channels) channels")
         }
-        // Float files read as Int16 are scaled to full scale and clipped rather than wrapped.
-        sf_command(file, Int32(SFC_SET_SCALE_FLOAT_INT_READ), nil, Int32(SF_TRUE))
-        sf_command(file, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
         self.file = file
         self.path = path
         self.format = format
         self.frameCount = Int(info.frames)
+        let encoding = Int(info.format) & SF_FORMAT_SUBMASK
+        self.isFloatEncoded = encoding == SF_FORMAT_FLOAT || encoding == SF_FORMAT_DOUBLE
     }
 
     deinit { sf_close(file) }
@@ -37,9 +39,18 @@ public final class AudioFileReader {
     }
 
     /// Reads up to `buffer.count / channelCount` interleaved frames; returns the frames read, 0 at the end.
+    /// Float samples are scaled by 32767 and clipped to the Int16 range, as libsndfile does when writing.
     public func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioFileError) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
-        return try checked(sf_readf_short(file, base, sf_count_t(buffer.count / format.channelCount)))
+        let frames = sf_count_t(buffer.count / format.channelCount)
+        guard isFloatEncoded else { return try checked(sf_readf_short(file, base, frames)) }
+        let floats = UnsafeMutableBufferPointer<Float>.allocate(capacity: buffer.count)
+        defer { floats.deallocate() }
+        let framesRead = try checked(sf_readf_float(file, floats.baseAddress!, frames))
+        for index in 0..<(framesRead * format.channelCount) {
+            base[index] = Int16(clamping: Int((floats[index] * 32767).rounded()))
+        }
+        return framesRead
     }
 
     /// The rest of the file with its channels averaged into one.
