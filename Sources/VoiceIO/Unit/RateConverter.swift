@@ -24,8 +24,26 @@ final class RateConverter {
         }
     }
 
-    /// Frames of delay the conversion adds, in output frames.
-    var latencyFrames: Int { resampler?.outputLatencyFrames ?? 0 }
+    /// Frames of delay the conversion adds, in output frames, measured once on an impulse (speexdsp's own
+    /// latency figure is off by a few frames when down-converting).
+    private(set) lazy var latencyFrames: Int = measureLatency()
+
+    private func measureLatency() -> Int {
+        guard resampler != nil,
+              let probe = try? Resampler(inputRate: inputRate, outputRate: outputRate, quality: Self.quality) else {
+            return 0
+        }
+        let inputFrames = 4 * inputRate / 100
+        var impulse = [Float](repeating: 0, count: inputFrames)
+        impulse[0] = 1
+        var output = [Float](repeating: 0, count: probe.maximumOutputFrames(inputFrames: inputFrames))
+        let produced = impulse.withUnsafeBufferPointer { input in
+            output.withUnsafeMutableBufferPointer { probe.process(input: input, output: $0).outputFrames }
+        }
+        var peak = 0
+        for index in 0..<produced where abs(output[index]) > abs(output[peak]) { peak = index }
+        return peak
+    }
 
     /// Converts all of `input` into `output` (room for `maximumOutputFrames`); returns the frames written.
     /// Real-time safe.
