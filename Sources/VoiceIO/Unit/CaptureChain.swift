@@ -30,13 +30,14 @@ final class CaptureChain {
     private let referenceBlock: UnsafeMutableBufferPointer<Float>
     private let processedBlock: UnsafeMutableBufferPointer<Float>
     private let crossfadeBlock: UnsafeMutableBufferPointer<Float>
-    private var wasBypassed = false
+    /// The stage the last block used (nil before the first block, which needs no cross-fade).
+    private var wasBypassed: Bool?
     private var microphonePower: Float = 0
     private var processedPower: Float = 0
 
     /// Smoothed echo return loss enhancement while the reference is active, in dB.
     private(set) var erleDB: Float = 0
-    /// Whether the last block had near-end voice (from the stage's voice activity detection).
+    /// Whether the last block had near-end voice (the stage's decision, gated by the echo estimate).
     private(set) var isNearVoiceActive = false
     /// Level of the processed voice over the last period.
     private(set) var processedLevel = Level.silence
@@ -125,15 +126,17 @@ final class CaptureChain {
         delayLine.process(UnsafeBufferPointer(referenceBlock), into: referenceBlock, delayFrames: aligner.delayFrames)
         let reference = UnsafeBufferPointer(referenceBlock)
         let referencePower = meanSquare(reference)
-        if bypass == wasBypassed {
-            isNearVoiceActive = bypass
+        let stageVoice: Bool
+        if bypass == (wasBypassed ?? bypass) {
+            wasBypassed = bypass
+            stageVoice = bypass
                 ? passThrough.process(microphone: microphone, reference: reference, output: processedBlock)
                 : pipeline.process(microphone: microphone, reference: reference, output: processedBlock)
         } else {
             // Switching stage: run both for this block and fade from the old one to the new one.
             let toBypass = passThrough.process(microphone: microphone, reference: reference, output: crossfadeBlock)
             let toPipeline = pipeline.process(microphone: microphone, reference: reference, output: processedBlock)
-            isNearVoiceActive = bypass ? toBypass : toPipeline
+            stageVoice = bypass ? toBypass : toPipeline
             let step = 1 / Float(blockFrameCount)
             for index in 0..<blockFrameCount {
                 let bypassWeight = bypass ? Float(index + 1) * step : 1 - Float(index + 1) * step
@@ -142,7 +145,13 @@ final class CaptureChain {
             wasBypassed = bypass
         }
         updateERLE(referencePower: referencePower, microphone: microphone)
+        // While the loudspeaker plays, the stage's voice decision only counts once the echo is well below the
+        // microphone: otherwise the echo itself (far voice, app sounds) would pass for a near talker.
+        isNearVoiceActive = stageVoice && (referencePower < 1e-6 || erleDB > Self.nearActivityMinimumERLEDB)
     }
+
+    /// ERLE above which voice in the processed signal is taken for the near talker while the speaker plays.
+    static let nearActivityMinimumERLEDB: Float = 10
 
     private func updateERLE(referencePower: Float, microphone: UnsafeBufferPointer<Float>) {
         guard referencePower > 1e-6 else { return }  // reference below -60 dBFS: nothing to measure
