@@ -13,10 +13,13 @@ import Foundation
 /// loud frequency band from dominating. Averaging is coherent, so uncorrelated sound in the microphone (near
 /// talker, noise) only raises the floor; harmonics of a clipping speaker do not move the peak.
 ///
-/// Confidence is the peak over the root-mean-square of all lags (a peak-to-floor ratio), mapped to 0 ... 1.
-/// A first estimate is published after two agreeing confident searches; afterwards a peak within
-/// ±1.5 ms of the current one is followed at once (drift), while a peak elsewhere must win three searches in
-/// a row before the estimate jumps (echo-path change), so the estimate does not flap. Averaging only runs
+/// Confidence is the peak at the current lag over the floor of all lags (mean magnitude, which a long
+/// reverberant tail barely lifts), mapped to 0 ... 1. The first estimate is the strongest peak, published
+/// after two agreeing confident searches; afterwards the strongest peak within ±1.5 ms of the current one is
+/// followed at once (drift) as long as it holds 70 % of the global peak, while a peak elsewhere must win
+/// three searches in a row before the estimate jumps (echo-path change), so the estimate does not flap.
+/// The estimate is the strongest arrival, usually the direct path; when a reflection is stronger, the direct
+/// path comes up to a few tens of ms earlier, so a delay line should keep a margin before the estimate. Averaging only runs
 /// while the reference was active within the maximum delay, so far-end silences do not erase it; the first
 /// partitions are averaged plainly and later ones with a forgetting time of about 0.8 s of far-end activity.
 ///
@@ -48,8 +51,14 @@ public final class DelayEstimator {
     private static let forgettingPartitions = 50.0
     private static let lockPeakToFloor: Float = 9
     private static let confidentPeakToFloor: Float = 20
-    private static let partitionsToLock = 2
+    private static let searchesToLock = 2
     private static let searchesToJump = 3
+    private static let trackingToleranceSeconds = 0.0015
+    /// The current lag is kept while its peak holds this fraction of the strongest one. Voiced speech puts
+    /// ghosts of the true peak one pitch period away on either side, sometimes nearly as strong.
+    private static let keepFraction: Float = 0.7
+    /// Partitions averaged before the first search: fewer give a correlation too noisy to trust its peak.
+    private static let partitionsBeforeSearch = 20.0
 
     private let partitionCount: Int
     private let lagCount: Int
@@ -89,7 +98,7 @@ public final class DelayEstimator {
     private var partitionsSinceReferenceActive = Int.max / 2
     private var referenceFloor: Float = 1
     private var partitionsSinceSearch = 0
-    private var candidateLag = -1.0
+    private var candidateLag = -1
     private var candidateCount = 0
     private var lockedLag: Double?
 
@@ -215,7 +224,7 @@ public final class DelayEstimator {
         }
 
         partitionsSinceSearch += 1
-        if partitionsSinceSearch >= Self.searchIntervalPartitions {
+        if partitionsSinceSearch >= Self.searchIntervalPartitions && averagedPartitions >= Self.partitionsBeforeSearch {
             partitionsSinceSearch = 0
             search()
         }
@@ -246,43 +255,61 @@ public final class DelayEstimator {
         }
         var peakLag = 0
         var peak: Float = 0
-        var sumOfSquares: Float = 0
+        var sumOfMagnitudes: Float = 0
         for lag in 0..<lagCount {
             let magnitude = abs(correlation[lag])
-            sumOfSquares += magnitude * magnitude
+            sumOfMagnitudes += magnitude
             if magnitude > peak {
                 peak = magnitude
                 peakLag = lag
             }
         }
         searchCount += 1
-        let floor = sqrt(sumOfSquares / Float(lagCount)) + 1e-30
-        let peakToFloor = peak / floor
-        let lag = Double(peakLag) + interpolatedOffset(at: peakLag)
-        let tolerance = 0.0015 * decimatedRate
+        // Mean magnitude (robust to a long reverberant tail) scaled to the RMS of Gaussian noise.
+        let floor = 1.25 * sumOfMagnitudes / Float(lagCount) + 1e-30
+        let tolerance = Int((Self.trackingToleranceSeconds * decimatedRate).rounded())
 
-        if let locked = lockedLag, abs(lag - locked) <= tolerance {
-            lockedLag = lag
-            candidateCount = 0
-        } else if peakToFloor >= Self.lockPeakToFloor {
-            if candidateCount > 0 && abs(lag - candidateLag) <= tolerance {
-                candidateCount += 1
-            } else {
-                candidateCount = 1
-            }
-            candidateLag = lag
-            let needed = lockedLag == nil ? Self.partitionsToLock : Self.searchesToJump
-            if candidateCount >= needed {
-                lockedLag = lag
+        if let locked = lockedLag {
+            let near = strongestLag(around: Int(locked.rounded()), within: tolerance)
+            if abs(correlation[near]) >= Self.keepFraction * peak {
+                lockedLag = Double(near) + interpolatedOffset(at: near)
                 candidateCount = 0
+                publish(floor: floor)
+                return
             }
+        }
+        // The strongest peak is elsewhere and the current one has faded: a candidate for a jump.
+        guard peak >= Self.lockPeakToFloor * floor else {
+            candidateCount = 0
+            publish(floor: floor)
+            return
+        }
+        if candidateCount > 0 && abs(peakLag - candidateLag) <= tolerance {
+            candidateCount += 1
         } else {
+            candidateCount = 1
+        }
+        candidateLag = peakLag
+        if candidateCount >= (lockedLag == nil ? Self.searchesToLock : Self.searchesToJump) {
+            lockedLag = Double(peakLag) + interpolatedOffset(at: peakLag)
             candidateCount = 0
         }
+        publish(floor: floor)
+    }
+
+    private func strongestLag(around centre: Int, within tolerance: Int) -> Int {
+        var best = min(lagCount - 1, max(0, centre))
+        for lag in max(0, centre - tolerance)...min(lagCount - 1, centre + tolerance)
+        where abs(correlation[lag]) > abs(correlation[best]) {
+            best = lag
+        }
+        return best
+    }
+
+    private func publish(floor: Float) {
         guard let locked = lockedLag else { return }
         fineDelayFrames = locked * Double(decimationFactor)
-        let lockedIndex = min(lagCount - 1, max(0, Int(locked.rounded())))
-        let lockedPeakToFloor = abs(correlation[lockedIndex]) / floor
+        let lockedPeakToFloor = abs(correlation[min(lagCount - 1, max(0, Int(locked.rounded())))]) / floor
         confidence = min(1, max(0, (lockedPeakToFloor - 4) / (Self.confidentPeakToFloor - 4)))
     }
 
