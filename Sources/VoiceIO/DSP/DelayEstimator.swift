@@ -46,19 +46,19 @@ public final class DelayEstimator {
     /// Searches run so far; it changes each time the estimate and confidence may have changed.
     public private(set) var searchCount = 0
 
-    private static let partitionFrameCount = 64
-    private static let searchIntervalPartitions = 4
-    private static let forgettingPartitions = 50.0
-    private static let lockPeakToFloor: Float = 9
-    private static let confidentPeakToFloor: Float = 20
-    private static let searchesToLock = 2
-    private static let searchesToJump = 3
-    private static let trackingToleranceSeconds = 0.0015
+    private static var partitionFrameCount: Int { 64 }
+    private static var searchIntervalPartitions: Int { 4 }
+    private static var forgettingPartitions: Double { 50.0 }
+    private static var lockPeakToFloor: Float { 9 }
+    private static var confidentPeakToFloor: Float { 20 }
+    private static var searchesToLock: Int { 2 }
+    private static var searchesToJump: Int { 3 }
+    private static var trackingToleranceSeconds: Double { 0.0015 }
     /// The current lag is kept while its peak holds this fraction of the strongest one. Voiced speech puts
     /// ghosts of the true peak one pitch period away on either side, sometimes nearly as strong.
-    private static let keepFraction: Float = 0.7
+    private static var keepFraction: Float { 0.7 }
     /// Partitions averaged before the first search: fewer give a correlation too noisy to trust its peak.
-    private static let partitionsBeforeSearch = 20.0
+    private static var partitionsBeforeSearch: Double { 20.0 }
 
     private let partitionCount: Int
     private let lagCount: Int

@@ -23,11 +23,11 @@ public final class DriftEstimator {
     /// and its slope is known within ±`maximumUncertaintyPPM`.
     public private(set) var driftPPM: Double?
 
-    private static let pointIntervalSeconds = 0.25
-    private static let minimumConfidence: Float = 0.3
-    private static let minimumSpanSeconds = 5.0
-    private static let maximumUncertaintyPPM = 25.0
-    private static let jumpSeconds = 0.002
+    private static var pointIntervalSeconds: Double { 0.25 }
+    private static var minimumConfidence: Float { 0.3 }
+    private static var minimumSpanSeconds: Double { 5.0 }
+    private static var maximumUncertaintyPPM: Double { 25.0 }
+    private static var jumpSeconds: Double { 0.002 }
 
     private var lastPointFrame = Int.min / 2
     private var originSeconds: Double?
