@@ -8,8 +8,8 @@ final class PartitionedConvolver {
     let partitionFrames: Int
     let partitionCount: Int
     private let fftSize: Int
-    private let fft: FFT
-    /// Spectra of the response partitions, bins 0...fftSize/2, partition-major.
+    private let fft: RealFFT
+    /// Spectra of the response partitions (`RealFFT` bins 0...fftSize/2), partition-major.
     private let responseRe: UnsafeMutablePointer<Float>
     private let responseIm: UnsafeMutablePointer<Float>
     /// Spectra of the last `partitionCount` input blocks (a ring, newest at `newestSlot`).
@@ -18,6 +18,7 @@ final class PartitionedConvolver {
     private var newestSlot = 0
     private let workRe: UnsafeMutablePointer<Float>
     private let workIm: UnsafeMutablePointer<Float>
+    private let timeBlock: UnsafeMutablePointer<Float>
     /// The last two input blocks, time domain.
     private let window: UnsafeMutablePointer<Float>
     private var windowFill = 0
@@ -30,35 +31,38 @@ final class PartitionedConvolver {
         fftSize = 2 * partitionFrames
         binCount = partitionFrames + 1
         partitionCount = max((impulseResponse.count + partitionFrames - 1) / partitionFrames, 1)
-        fft = FFT(size: fftSize)
+        fft = RealFFT(frameCount: fftSize)
         responseRe = .allocate(capacity: partitionCount * binCount)
         responseIm = .allocate(capacity: partitionCount * binCount)
         historyRe = .allocate(capacity: partitionCount * binCount)
         historyIm = .allocate(capacity: partitionCount * binCount)
         historyRe.initialize(repeating: 0, count: partitionCount * binCount)
         historyIm.initialize(repeating: 0, count: partitionCount * binCount)
-        workRe = .allocate(capacity: fftSize)
-        workIm = .allocate(capacity: fftSize)
+        workRe = .allocate(capacity: binCount)
+        workIm = .allocate(capacity: binCount)
+        workRe.initialize(repeating: 0, count: binCount)
+        workIm.initialize(repeating: 0, count: binCount)
+        timeBlock = .allocate(capacity: fftSize)
         window = .allocate(capacity: fftSize)
         window.initialize(repeating: 0, count: fftSize)
         outputQueue = SPSCRing(minimumCapacity: 8 * partitionFrames + 8192, filledWith: 0)
+        timeBlock.initialize(repeating: 0, count: fftSize)
         for partition in 0..<partitionCount {
-            workRe.initialize(repeating: 0, count: fftSize)
-            workIm.initialize(repeating: 0, count: fftSize)
+            timeBlock.update(repeating: 0, count: fftSize)
             for index in 0..<partitionFrames {
                 let source = partition * partitionFrames + index
-                if source < impulseResponse.count { workRe[index] = impulseResponse[source] }
+                if source < impulseResponse.count { timeBlock[index] = impulseResponse[source] }
             }
-            fft.forward(real: workRe, imaginary: workIm)
-            (responseRe + partition * binCount).initialize(from: workRe, count: binCount)
-            (responseIm + partition * binCount).initialize(from: workIm, count: binCount)
+            fft.forward(timeBlock, real: responseRe + partition * binCount, imaginary: responseIm + partition * binCount)
         }
         let silence = [Float](repeating: 0, count: partitionFrames)
         silence.withUnsafeBufferPointer { _ = outputQueue.write($0) }
     }
 
     deinit {
-        for pointer in [responseRe, responseIm, historyRe, historyIm, workRe, workIm, window] { pointer.deallocate() }
+        for pointer in [responseRe, responseIm, historyRe, historyIm, workRe, workIm, timeBlock, window] {
+            pointer.deallocate()
+        }
     }
 
     /// Convolves `input` into `output` (same count, at most a few thousand frames per call). Real-time safe.
@@ -76,14 +80,10 @@ final class PartitionedConvolver {
     }
 
     private func processBlock() {
-        workRe.update(from: window, count: fftSize)
-        workIm.update(repeating: 0, count: fftSize)
-        fft.forward(real: workRe, imaginary: workIm)
         newestSlot = (newestSlot + 1) % partitionCount
-        (historyRe + newestSlot * binCount).update(from: workRe, count: binCount)
-        (historyIm + newestSlot * binCount).update(from: workIm, count: binCount)
-        workRe.update(repeating: 0, count: fftSize)
-        workIm.update(repeating: 0, count: fftSize)
+        fft.forward(window, real: historyRe + newestSlot * binCount, imaginary: historyIm + newestSlot * binCount)
+        workRe.update(repeating: 0, count: binCount)
+        workIm.update(repeating: 0, count: binCount)
         for partition in 0..<partitionCount {
             let slot = (newestSlot - partition + partitionCount) % partitionCount
             let hRe = responseRe + partition * binCount, hIm = responseIm + partition * binCount
@@ -93,13 +93,8 @@ final class PartitionedConvolver {
                 workIm[bin] += xRe[bin] * hIm[bin] + xIm[bin] * hRe[bin]
             }
         }
-        // Real input and response: the upper half is the mirror image.
-        for bin in 1..<partitionFrames {
-            workRe[fftSize - bin] = workRe[bin]
-            workIm[fftSize - bin] = -workIm[bin]
-        }
-        fft.inverse(real: workRe, imaginary: workIm)
-        outputQueue.write(UnsafeBufferPointer(start: workRe + partitionFrames, count: partitionFrames))
+        fft.inverse(real: workRe, imaginary: workIm, output: timeBlock)
+        outputQueue.write(UnsafeBufferPointer(start: timeBlock + partitionFrames, count: partitionFrames))
         window.update(from: window + partitionFrames, count: partitionFrames)
     }
 }
