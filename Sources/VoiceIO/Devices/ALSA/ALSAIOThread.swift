@@ -9,6 +9,9 @@ import Synchronization
 ///        ^ wake-up pipe (stop)                                                    (prefilled with silence)
 /// ```
 /// The capture clock drives the loop: each period captured is one call of the cycle and one period written.
+/// Capture is read as it arrives (plugins such as `pulse` deliver partial periods and wake poll early) and
+/// assembled into whole periods; a wake-up that brings no frames is followed by a 1 ms back-off, so the thread
+/// never spins at real-time priority.
 /// Playback is prefilled with silence so it never waits on the cycle. On an xrun or suspend on either side the
 /// failing PCM is recovered with `snd_pcm_recover`, then both are dropped, prepared, prefilled and started
 /// again together so the capture-to-playback alignment stays what it was (the echo canceller relies on it).
@@ -46,6 +49,10 @@ final class ALSAIOThread: @unchecked Sendable {
 
     // Loop state, touched only by the I/O thread.
     private var framesReadSinceStart = 0
+    /// Frames of the current period already read into `captureDeviceBuffer`.
+    private var captureFillFrames = 0
+    /// The last poll woke up but no frame followed.
+    private var lastWakeWasEmpty = false
     private var framesWrittenSinceStart = 0
     private var driftReference: (capture: Int, playback: Int)?
 
@@ -154,10 +161,10 @@ final class ALSAIOThread: @unchecked Sendable {
                 recover(capture, from: Int32(available))
             } else if available > captureBufferFrames {
                 recover(capture, from: -EPIPE)
-            } else if available < cycleFrames {
+            } else if available == 0 {
                 waitForCapture()
             } else {
-                runOneCycle()
+                readCapture(availableFrames: available)
             }
         }
         var cpuTime = timespec()
@@ -167,6 +174,10 @@ final class ALSAIOThread: @unchecked Sendable {
     }
 
     private func waitForCapture() {
+        if lastWakeWasEmpty {
+            var backOff = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            nanosleep(&backOff, nil)
+        }
         let ready = poll(pollDescriptors.baseAddress, nfds_t(pollDescriptors.count), waitTimeoutMilliseconds)
         if ready == 0 {
             counters.waitTimeoutCount.add(1, ordering: .relaxed)
@@ -174,26 +185,39 @@ final class ALSAIOThread: @unchecked Sendable {
             return
         }
         guard ready > 0 else { return }
+        lastWakeWasEmpty = true
         let events = capture.pollEvents(UnsafeMutableBufferPointer(rebasing: pollDescriptors[0..<capturePollCount]))
         if events & UInt16(POLLERR) != 0, capture.state() != SND_PCM_STATE_RUNNING {
             recover(capture, from: -EPIPE)
         }
     }
 
-    private func runOneCycle() {
-        let captureBytes = captureFormat.byteCount(frameCount: cycleFrames)
-        captureDeviceBuffer.initializeMemory(as: UInt8.self, repeating: 0, count: captureBytes)
-        let read = capture.read(into: captureDeviceBuffer, frameCount: cycleFrames)
+    /// Reads what is there, up to the rest of the current period; runs the cycle once the period is whole.
+    /// The bytes are zeroed first: `file` capture leaves them untouched past the end of its input.
+    private func readCapture(availableFrames: Int) {
+        let wanted = min(availableFrames, cycleFrames - captureFillFrames)
+        let destination = captureDeviceBuffer + captureFormat.byteCount(frameCount: captureFillFrames)
+        destination.initializeMemory(as: UInt8.self, repeating: 0, count: captureFormat.byteCount(frameCount: wanted))
+        let read = capture.read(into: destination, frameCount: wanted)
         if read == -Int(EAGAIN) { return }
         if read < 0 { return recover(capture, from: Int32(read)) }
+        lastWakeWasEmpty = read == 0
+        captureFillFrames += read
+        framesReadSinceStart += read
+        counters.capturedFrameCount.add(read, ordering: .relaxed)
+        if captureFillFrames == cycleFrames {
+            captureFillFrames = 0
+            runOneCycle()
+        }
+    }
+
+    private func runOneCycle() {
         ALSASampleConversion.mono(from: captureDeviceBuffer, format: captureFormat, frameCount: cycleFrames,
                                   into: captureMono.baseAddress!)
         playbackMono.update(repeating: 0)
         cycle(UnsafeBufferPointer(captureMono), playbackMono)
         ALSASampleConversion.interleave(playbackMono.baseAddress!, frameCount: cycleFrames, format: playbackFormat,
                                         into: playbackDeviceBuffer)
-        framesReadSinceStart += read
-        counters.capturedFrameCount.add(read, ordering: .relaxed)
         counters.cycleCount.add(1, ordering: .relaxed)
 
         let written = playback.write(playbackDeviceBuffer, frameCount: cycleFrames)
@@ -254,6 +278,8 @@ final class ALSAIOThread: @unchecked Sendable {
             queued += written
         }
         framesReadSinceStart = 0
+        captureFillFrames = 0
+        lastWakeWasEmpty = false
         framesWrittenSinceStart = queued
         driftReference = nil
         if !isLinked {
