@@ -5,6 +5,6 @@ struct VoicePeer: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "voicepeer",
         abstract: "Full-duplex voice engine: echo cancellation, gain control and talk-back calls over RTP/Opus.",
-        subcommands: []
+        subcommands: [DevicesCommand.self]
     )
 }

@@ -1,10 +1,12 @@
+import CAllocCounter
 import Foundation
+import Synchronization
 import Testing
 @testable import VoiceIO
 
 /// Deterministic duplex runs through alsa-lib's `file` plugin over `null` slaves (Tests/ALSA/voiceio-test.conf):
 /// capture reads a counting pattern from a raw file, playback writes the cycle's output to another.
-@Suite struct ALSAFileDeviceTests {
+@Suite(.serialized) struct ALSAFileDeviceTests {
     /// Counting pattern: frame i holds (i mod 65536) − 32768 as Int16, i.e. that over 32768 as Float.
     static func patternValue(_ frame: Int) -> Int16 { Int16(truncatingIfNeeded: frame % 65536 - 32768) }
     static func patternFloat(_ frame: Int) -> Float { Float(patternValue(frame)) / 32768 }
@@ -96,5 +98,33 @@ import Testing
             written[prefill + $0] != Self.patternFloat($0)
         }
         #expect(firstPlaybackMismatch == nil, "playback frame \(firstPlaybackMismatch ?? -1) out of order")
+    }
+
+    /// The I/O thread allocates nothing once running: counted on that thread from one cycle to a later one,
+    /// which covers reads, conversions, writes and delay measurements in between.
+    @Test func theIOLoopAllocatesNothing() throws {
+        let directory = try ALSATestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let format = try StreamFormat(sampleRate: 48000, channelCount: 2, sampleType: .int16)
+        let inputURL = directory.appendingPathComponent("in.raw")
+        try Self.rawFrames(count: 48000, format: format).write(to: inputURL)
+        let device = ALSADevice(playbackName: "voiceio_file_playback:OUT=\"\(directory.path)/out.raw\"",
+                                captureName: "voiceio_file_capture:IN=\"\(inputURL.path)\"",
+                                config: try ALSATestSupport.config(),
+                                options: ALSADevice.Options(realTimePriority: nil))
+        _ = try device.open(requested: .request(sampleRate: 48000))
+        let allocations = Atomic<Int>(-1)
+        let countedCycles = 200
+        var cycle = 0
+        try device.start { _, playback in
+            cycle += 1
+            if cycle == 1 { alloc_counter_start() }
+            if cycle == 1 + countedCycles { allocations.store(Int(alloc_counter_stop()), ordering: .releasing) }
+            playback.update(repeating: 0.25)
+        }
+        let counted = ALSATestSupport.wait(upToSeconds: 10) { allocations.load(ordering: .acquiring) >= 0 }
+        device.stop()
+        try #require(counted)
+        #expect(allocations.load(ordering: .acquiring) == 0)
     }
 }

@@ -31,13 +31,21 @@ struct ALSAPulseLoopbackTests {
         (samples.reduce(0) { $0 + Double($1) * Double($1) } / Double(max(samples.count, 1))).squareRoot()
     }
 
-    @Test func aTonePlayedComesBackAtRealTimePace() throws {
-        let device = try Self.loopbackDevice()
-        let given = try device.open(requested: .request(sampleRate: Self.sampleRate))
-        #expect(given.sampleRate == Self.sampleRate)
-        let toneStart = Self.sampleRate * 3 / 10
-        let toneEnd = toneStart + Self.sampleRate * 3 / 10
-        let captured = FrameRecorder(capacity: Self.sampleRate * 6 / 5)
+    /// One run of the tone through the loopback: what came back, what the device measured, how long it took.
+    struct ToneRun {
+        var frames: [Float]
+        var timing: DeviceTiming
+        var seconds: Double
+    }
+
+    static let toneStart = sampleRate * 3 / 10
+    static let toneEnd = toneStart + sampleRate * 3 / 10
+
+    static func playTone() throws -> ToneRun {
+        let device = try loopbackDevice()
+        let given = try device.open(requested: .request(sampleRate: sampleRate))
+        #expect(given.sampleRate == sampleRate)
+        let captured = FrameRecorder(capacity: sampleRate * 6 / 5)
         var frameIndex = 0
         let started = ContinuousClock.now
         try device.start { capture, playback in
@@ -53,14 +61,25 @@ struct ALSAPulseLoopbackTests {
         let timing = device.timing
         device.stop()
         try #require(filled, "the loopback delivered \(captured.frameCount) frames in 10 s")
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        return ToneRun(frames: captured.frames, timing: timing, seconds: seconds)
+    }
 
-        let frames = captured.frames
+    /// A run the device reports an xrun in had its signal legitimately cut; such runs are repeated (3 at most).
+    @Test func aTonePlayedComesBackAtRealTimePace() throws {
+        var run = try Self.playTone()
+        var attempts = 1
+        while run.timing.xrunCount > 0 && attempts < 3 {
+            run = try Self.playTone()
+            attempts += 1
+        }
+        let (toneStart, timing) = (Self.toneStart, run.timing)
+        let frames = run.frames
         let onset = try #require(frames.firstIndex { abs($0) > 0.1 }, "the tone never came back")
         let delayFrames = onset - toneStart
         let delayMilliseconds = Double(delayFrames) * 1000 / Double(Self.sampleRate)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-        let framesPerSecond = Double(frames.count) / seconds
-        print("pulse loopback: delay \(delayMilliseconds) ms (device reports playback \(timing.playbackDelayFrames) + capture \(timing.captureDelayFrames) frames), \(Int(framesPerSecond)) frames/s, drift \(timing.driftPPM) ppm, xruns \(timing.xrunCount), real-time thread \(timing.isRealTimeScheduled)")
+        let framesPerSecond = Double(frames.count) / run.seconds
+        print("pulse loopback: delay \(delayMilliseconds) ms (device reports playback \(timing.playbackDelayFrames) + capture \(timing.captureDelayFrames) frames), \(Int(framesPerSecond)) frames/s, drift \(timing.driftPPM) ppm, xruns \(timing.xrunCount) (attempt \(attempts)), real-time thread \(timing.isRealTimeScheduled)")
 
         #expect(delayFrames > 0 && delayMilliseconds < 500, "loopback delay \(delayMilliseconds) ms")
         #expect(Self.rms(frames[0..<max(onset - 480, 0)]) < 0.001, "not silent before the tone")

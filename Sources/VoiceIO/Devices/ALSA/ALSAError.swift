@@ -34,3 +34,9 @@ public struct ALSAError: Error, Equatable, CustomStringConvertible {
 func alsaCheck(_ result: Int32, _ operation: @autoclosure () -> String, deviceName: String) throws(ALSAError) {
     if result < 0 { throw ALSAError(operation(), deviceName: deviceName, code: result) }
 }
+
+extension ALSAError {
+    /// Stops alsa-lib printing its own diagnostics to stderr for the rest of the process (its errors still come
+    /// back as `ALSAError`s). For command-line tools that promise one-line errors. Not real-time safe.
+    public static func silenceLibraryMessages() { voiceio_alsa_silence_library_messages() }
+}
