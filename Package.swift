@@ -36,7 +36,9 @@ let package = Package(
             dependencies: ["VoiceIO", "VoiceCall", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
+        // Writes a WAV until killed; AudioFileTests runs it to check what SIGKILL leaves behind.
+        .executableTarget(name: "WriterProbe", dependencies: ["VoiceIO"], path: "Tests/WriterProbe"),
         .testTarget(name: "VoiceIOTests", dependencies: ["VoiceIO", "CAllocCounter"]),
-        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "VoiceIO", "COpus", "CVoiceShims"]),
+        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "VoiceIO", "COpus", "CVoiceShims", "CAllocCounter"]),
     ]
 )

@@ -1,0 +1,50 @@
+import CSpeexDSP
+
+/// An acoustic echo canceller: speexdsp's multidelay block frequency-domain adaptive filter (MDF), mono Int16.
+///
+/// Each block, it learns the path from the loudspeaker signal (the reference) to the microphone and subtracts the
+/// echo it predicts. The reference must already be aligned with the microphone to within the filter length.
+/// Owns one `SpeexEchoState`; use from one thread at a time.
+public final class EchoCanceller {
+    /// Frames per block, e.g. 10 ms (160 at 16 kHz). speexdsp suggests 10–20 ms.
+    public let frameCount: Int
+    public let sampleRate: Int
+    /// The echo tail the filter covers, in frames (typically 100–500 ms of audio).
+    public let filterLengthFrames: Int
+    /// For `Preprocessor.link(echoCanceller:)` (residual echo suppression).
+    let state: OpaquePointer
+
+    /// Not real-time safe (allocates the filter). The sampling rate is always set explicitly: speexdsp assumes
+    /// 8 kHz otherwise.
+    public init(frameCount: Int, filterLengthMilliseconds: Double, sampleRate: Int) throws(SpeexError) {
+        try SpeexError.validate(frameCount: frameCount, sampleRate: sampleRate)
+        guard filterLengthMilliseconds.isFinite, filterLengthMilliseconds > 0, filterLengthMilliseconds <= 10_000 else {
+            throw .invalidArgument("echo filter length \(filterLengthMilliseconds) ms is outside 0–10000 ms")
+        }
+        let filterLengthFrames = Int((filterLengthMilliseconds * Double(sampleRate) / 1000).rounded())
+        guard filterLengthFrames >= frameCount else {
+            throw .invalidArgument("echo filter length \(filterLengthFrames) frames is shorter than one block of \(frameCount) frames")
+        }
+        guard let state = speex_echo_state_init(Int32(frameCount), Int32(filterLengthFrames)) else {
+            throw .stateCreationFailed("echo canceller (\(frameCount) frames, \(filterLengthFrames)-frame filter)")
+        }
+        var rate = Int32(sampleRate)
+        speex_echo_ctl(state, SPEEX_ECHO_SET_SAMPLING_RATE, &rate)
+        self.state = state
+        self.frameCount = frameCount
+        self.sampleRate = sampleRate
+        self.filterLengthFrames = filterLengthFrames
+    }
+
+    deinit { speex_echo_state_destroy(state) }
+
+    /// Cancels the echo in one block. Each pointer covers `frameCount` frames: the microphone, the reference
+    /// (what the loudspeaker played, aligned), and the output, which may not alias the inputs. Real-time safe.
+    public func process(microphone: UnsafePointer<Int16>, reference: UnsafePointer<Int16>,
+                        output: UnsafeMutablePointer<Int16>) {
+        speex_echo_cancellation(state, microphone, reference, output)
+    }
+
+    /// Forgets the learned echo path. Real-time safe.
+    public func reset() { speex_echo_state_reset(state) }
+}

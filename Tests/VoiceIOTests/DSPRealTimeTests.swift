@@ -1,0 +1,42 @@
+import CAllocCounter
+import Testing
+import VoiceIO
+
+/// The calls documented as real-time safe allocate nothing once their owners exist.
+@Suite struct DSPRealTimeTests {
+    @Test func processingAllocatesNothing() throws {
+        let resampler = try Resampler(inputRate: 48000, outputRate: 16000, quality: 5)
+        let canceller = try EchoCanceller(frameCount: 160, filterLengthMilliseconds: 100, sampleRate: 16000)
+        let preprocessor = try Preprocessor(frameCount: 160, sampleRate: 16000)
+        preprocessor.link(echoCanceller: canceller)
+        preprocessor.isAGCEnabled = true
+        let input = UnsafeMutableBufferPointer<Float>.allocate(capacity: 480)
+        let resampled = UnsafeMutableBufferPointer<Float>.allocate(capacity: resampler.maximumOutputFrames(inputFrames: 480))
+        let microphone = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 160)
+        let reference = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 160)
+        let output = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 160)
+        defer { [input, resampled].forEach { $0.deallocate() }; [microphone, reference, output].forEach { $0.deallocate() } }
+        let far = SyntheticAudio.speechLike(sampleRate: 48000, frameCount: 48000)
+        var speechBlocks = 0
+
+        alloc_counter_start()
+        for block in 0..<100 {
+            for index in 0..<480 { input[index] = far[block * 480 + index] }
+            let (_, produced) = resampler.process(input: UnsafeBufferPointer(input), output: resampled)
+            for index in 0..<min(produced, 160) {
+                reference[index] = Int16(resampled[index] * 32767)
+                microphone[index] = reference[index] / 3
+            }
+            canceller.process(microphone: microphone.baseAddress!, reference: reference.baseAddress!, output: output.baseAddress!)
+            if preprocessor.process(output.baseAddress!) { speechBlocks += 1 }
+            _ = LevelMeter.measure(UnsafeBufferPointer(resampled))
+            _ = LevelMeter.measure(UnsafeBufferPointer(output))
+            _ = preprocessor.agcGainDB
+        }
+        resampler.reset()
+        canceller.reset()
+        let allocations = alloc_counter_stop()
+        #expect(allocations == 0)
+        #expect(speechBlocks > 0)
+    }
+}

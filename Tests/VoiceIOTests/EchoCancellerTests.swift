@@ -1,0 +1,99 @@
+import Testing
+import VoiceIO
+
+@Suite struct EchoCancellerTests {
+    static let sampleRate = 16000
+    static let blockFrames = 160
+
+    /// Far-end single talk: the microphone hears only the loudspeaker through a known room (8 ms bulk delay,
+    /// 30 ms decaying tail, echo gain 0.5) over a -70 dBFS noise floor.
+    static func scene(seconds: Int) -> (far: [Int16], microphone: [Int16]) {
+        let frameCount = seconds * sampleRate
+        let far = SyntheticAudio.speechLike(sampleRate: sampleRate, frameCount: frameCount, amplitude: 0.5, seed: 3)
+        let room = SyntheticAudio.echoPath(sampleRate: sampleRate, delayMilliseconds: 8, tailMilliseconds: 30, gain: 0.5)
+        let floor = SyntheticAudio.speechLike(sampleRate: sampleRate, frameCount: frameCount, amplitude: 0.0003, seed: 9)
+        let echo = SyntheticAudio.convolve(far, with: room)
+        return (DSPTestSupport.int16(far), DSPTestSupport.int16(zip(echo, floor).map { $0 + $1 }))
+    }
+
+    /// Runs `stage` block by block over the scene and returns its output.
+    static func run(_ scene: (far: [Int16], microphone: [Int16]),
+                    stage: (UnsafePointer<Int16>, UnsafePointer<Int16>, UnsafeMutablePointer<Int16>) -> Void) -> [Int16] {
+        var output = [Int16](repeating: 0, count: scene.microphone.count)
+        scene.microphone.withUnsafeBufferPointer { microphone in
+            scene.far.withUnsafeBufferPointer { far in
+                output.withUnsafeMutableBufferPointer { out in
+                    for start in stride(from: 0, through: microphone.count - blockFrames, by: blockFrames) {
+                        stage(microphone.baseAddress! + start, far.baseAddress! + start, out.baseAddress! + start)
+                    }
+                }
+            }
+        }
+        return output
+    }
+
+    /// Echo return loss enhancement over the last second, in dB.
+    static func erleOfLastSecond(microphone: [Int16], output: [Int16]) -> Double {
+        let lastSecond = (microphone.count - sampleRate)..<microphone.count
+        return DSPTestSupport.reductionDB(reference: microphone[lastSecond], residual: output[lastSecond])
+    }
+
+    @Test func cancelsAKnownEchoPathWhilePassThroughDoesNot() throws {
+        let scene = Self.scene(seconds: 5)
+        let canceller = try EchoCanceller(frameCount: Self.blockFrames, filterLengthMilliseconds: 100, sampleRate: Self.sampleRate)
+        #expect(canceller.filterLengthFrames == 1600)
+        let cancelled = Self.run(scene) { canceller.process(microphone: $0, reference: $1, output: $2) }
+        let passedThrough = Self.run(scene) { microphone, _, output in output.update(from: microphone, count: Self.blockFrames) }
+        let erle = Self.erleOfLastSecond(microphone: scene.microphone, output: cancelled)
+        let passThroughERLE = Self.erleOfLastSecond(microphone: scene.microphone, output: passedThrough)
+        #expect(erle >= 15)
+        #expect(abs(passThroughERLE) < 0.5)
+    }
+
+    @Test func residualEchoSuppressionAddsToTheCanceller() throws {
+        let scene = Self.scene(seconds: 5)
+        let canceller = try EchoCanceller(frameCount: Self.blockFrames, filterLengthMilliseconds: 100, sampleRate: Self.sampleRate)
+        let preprocessor = try Preprocessor(frameCount: Self.blockFrames, sampleRate: Self.sampleRate)
+        preprocessor.link(echoCanceller: canceller)
+        preprocessor.echoSuppressionDB = -40
+        let alone = try EchoCanceller(frameCount: Self.blockFrames, filterLengthMilliseconds: 100, sampleRate: Self.sampleRate)
+        let suppressed = Self.run(scene) { microphone, far, output in
+            canceller.process(microphone: microphone, reference: far, output: output)
+            preprocessor.process(output)
+        }
+        let cancelled = Self.run(scene) { alone.process(microphone: $0, reference: $1, output: $2) }
+        let withSuppression = Self.erleOfLastSecond(microphone: scene.microphone, output: suppressed)
+        let withoutSuppression = Self.erleOfLastSecond(microphone: scene.microphone, output: cancelled)
+        #expect(withSuppression >= withoutSuppression + 3)
+    }
+
+    @Test func resetForgetsTheEchoPath() throws {
+        let scene = Self.scene(seconds: 3)
+        let canceller = try EchoCanceller(frameCount: Self.blockFrames, filterLengthMilliseconds: 100, sampleRate: Self.sampleRate)
+        let continued = try EchoCanceller(frameCount: Self.blockFrames, filterLengthMilliseconds: 100, sampleRate: Self.sampleRate)
+        for trained in [canceller, continued] {
+            _ = Self.run(scene) { trained.process(microphone: $0, reference: $1, output: $2) }
+        }
+        canceller.reset()
+        let fresh = try EchoCanceller(frameCount: Self.blockFrames, filterLengthMilliseconds: 100, sampleRate: Self.sampleRate)
+        let firstQuarterSecond = 0..<(Self.sampleRate / 4)
+        func earlyERLE(_ canceller: EchoCanceller) -> Double {
+            let output = Self.run(scene) { canceller.process(microphone: $0, reference: $1, output: $2) }
+            return DSPTestSupport.reductionDB(reference: scene.microphone[firstQuarterSecond], residual: output[firstQuarterSecond])
+        }
+        let (afterReset, whenFresh, withoutReset) = (earlyERLE(canceller), earlyERLE(fresh), earlyERLE(continued))
+        #expect(abs(afterReset - whenFresh) < 2)
+        #expect(withoutReset > afterReset + 5)
+    }
+
+    @Test func refusesBadArguments() {
+        #expect(throws: SpeexError.self) { try EchoCanceller(frameCount: 0, filterLengthMilliseconds: 100, sampleRate: 16000) }
+        #expect(throws: SpeexError.self) { try EchoCanceller(frameCount: -160, filterLengthMilliseconds: 100, sampleRate: 16000) }
+        #expect(throws: SpeexError.self) { try EchoCanceller(frameCount: 160, filterLengthMilliseconds: 0, sampleRate: 16000) }
+        #expect(throws: SpeexError.self) { try EchoCanceller(frameCount: 160, filterLengthMilliseconds: .nan, sampleRate: 16000) }
+        #expect(throws: SpeexError.self) { try EchoCanceller(frameCount: 160, filterLengthMilliseconds: 5, sampleRate: 16000) }
+        #expect(throws: SpeexError.self) { try EchoCanceller(frameCount: 160, filterLengthMilliseconds: 100, sampleRate: 0) }
+        let text = String(describing: SpeexError.invalidArgument("frame count 0 must be positive"))
+        #expect(text == "speexdsp: invalid argument: frame count 0 must be positive")
+    }
+}
