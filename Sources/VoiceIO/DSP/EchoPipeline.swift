@@ -42,6 +42,7 @@ public final class EchoPipeline: VoiceProcessor {
     private let cancelled: UnsafeMutableBufferPointer<Int16>
     private let error: UnsafeMutableBufferPointer<Float>
     private let echoEstimate: UnsafeMutableBufferPointer<Float>
+    private var misadjustment = MisadjustmentMonitor()
 
     /// Power of the microphone over the linear filter's output in the last block while the far end played, in
     /// dB (0 when it did not play).
@@ -50,6 +51,9 @@ public final class EchoPipeline: VoiceProcessor {
     public var suppressionDB: Float { suppressor.suppressionDecibels }
     /// Whether the near talker spoke over the far end in the last block.
     public var isDoubleTalk: Bool { suppressor.detector.doubleTalk }
+    /// Times the linear filter was found misadjusted (its error correlated with its own echo estimate, as after
+    /// an echo-path change) and started over.
+    public private(set) var divergenceResetCount = 0
     /// Processing delay of the output behind the microphone, in frames.
     public var latencyFrames: Int { suppressor.latencyFrames }
 
@@ -111,8 +115,13 @@ public final class EchoPipeline: VoiceProcessor {
             errorPower += e * e
             referencePower += echo[index] * echo[index]
         }
-        linearERLEDB = referencePower > 1e-8 * Float(blockFrameCount)
-            ? 10 * log10(max(microphonePower, 1e-20) / max(errorPower, 1e-20)) : 0
+        let farEndActive = referencePower > 1e-8 * Float(blockFrameCount)
+        linearERLEDB = farEndActive ? 10 * log10(max(microphonePower, 1e-20) / max(errorPower, 1e-20)) : 0
+        if misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),
+                                 farEndActive: farEndActive) {
+            divergenceResetCount += 1
+            reset()
+        }
         suppressor.process(output: error, echoEstimate: UnsafeBufferPointer(echoEstimate),
                            reference: UnsafeBufferPointer(rebasing: echo[..<blockFrameCount]))
         SampleConversion.int16(from: UnsafeBufferPointer(error), into: cancelled)
@@ -121,6 +130,11 @@ public final class EchoPipeline: VoiceProcessor {
         return LevelMeter.measure(UnsafeBufferPointer(cancelled)).rmsDBFS > Self.voiceActivityThresholdDBFS
     }
 
-    /// Forgets the echo path and the noise estimate. Real-time safe.
-    public func reset() { canceller.reset() }
+    /// Forgets the echo path (the linear filter and what the suppressor learned about its leftovers).
+    /// Real-time safe.
+    public func reset() {
+        canceller.reset()
+        suppressor.forgetEchoCoupling()
+        misadjustment = MisadjustmentMonitor()
+    }
 }

@@ -44,6 +44,10 @@ public final class OfflineVoiceProcessor {
     public var isDelayEstimated: Bool { chain.aligner.realignmentCount > 0 }
     /// Clock drift compensated at the end of the last run, in ppm (nil: not found).
     public var driftPPM: Double? { chain.aligner.driftPPM }
+    /// Times the reference delay moved to a new echo arrival (first lock included).
+    public var realignmentCount: Int { chain.aligner.realignmentCount }
+    /// Times the linear filter was found misadjusted (echo-path change) and started over.
+    public var divergenceResetCount: Int { chain.pipeline.divergenceResetCount }
     /// What the engine knew over the last run, one point per `traceIntervalSeconds`.
     public private(set) var trace: [EchoTracePoint] = []
     /// Span of one `trace` point, in seconds.

@@ -65,6 +65,7 @@ struct ProcessCommand: ParsableCommand {
                 "delay_ms": \(number(Double(processor.delayMilliseconds))), \
                 "delay_estimated": \(processor.isDelayEstimated), "drift_ppm": \(number(processor.driftPPM, 1)), \
                 "double_talk_fraction": \(number(processor.doubleTalkFraction, 3)), \
+                "realignments": \(processor.realignmentCount), "divergence_resets": \(processor.divergenceResetCount), \
                 "cpu_seconds": \(number(cpuSeconds, 3)), \
                 "trace": [
                 \(trace.joined(separator: ",\n"))
