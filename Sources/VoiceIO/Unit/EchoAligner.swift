@@ -27,6 +27,9 @@ public final class EchoAligner {
     private let leadFrames: Double
     private let slackFrames: Double
     private var lastSearch = 0
+    /// The drift being compensated: the estimator's latest, kept while it relearns after an echo-path change
+    /// (the clocks did not change with the room).
+    private var compensatedPPM: Double?
 
     /// `initialDelayFrames`: the delay to apply before the first estimate (e.g. from the device's reported
     /// latencies). Not real-time safe (allocates).
@@ -51,7 +54,7 @@ public final class EchoAligner {
     /// Confidence of the arrival estimate, 0 ... 1.
     public var confidence: Float { estimator.confidence }
     /// Clock drift compensated now, in ppm (positive: the echo delay shrinks); nil while unknown.
-    public var driftPPM: Double? { drift.driftPPM }
+    public var driftPPM: Double? { compensatedPPM }
 
     /// Feeds one block: the microphone and the *undelayed* reference, same count. Real-time safe.
     public func observe(microphone: UnsafeBufferPointer<Float>, reference: UnsafeBufferPointer<Float>) {
@@ -59,7 +62,8 @@ public final class EchoAligner {
         estimator.process(reference: reference, microphone: microphone)
         drift.process(delayFrames: estimator.fineDelayFrames, confidence: estimator.confidence,
                       atFrame: estimator.processedFrameCount)
-        if let ppm = drift.driftPPM {
+        compensatedPPM = drift.driftPPM ?? compensatedPPM
+        if let ppm = compensatedPPM {
             delayFrames = max(0, delayFrames - ppm * 1e-6 * Double(count))
         }
         guard estimator.searchCount != lastSearch, let arrival = estimator.fineDelayFrames else { return }
