@@ -54,8 +54,9 @@ public final class EchoPipeline: VoiceProcessor {
     /// Times the linear filter was found misadjusted (its error correlated with its own echo estimate, as after
     /// an echo-path change) and started over.
     public private(set) var divergenceResetCount = 0
-    /// Processing delay of the output behind the microphone, in frames.
-    public var latencyFrames: Int { suppressor.latencyFrames }
+    /// Processing delay of the output behind the microphone, in frames: the suppressor's block, and one more
+    /// block from speexdsp's preprocessor (its analysis window overlaps the previous frame).
+    public var latencyFrames: Int { suppressor.latencyFrames + blockFrameCount }
 
     /// Not real-time safe (allocates the filter and scratch blocks).
     public init(sampleRate: Int, blockFrameCount: Int, settings: EchoPipelineSettings = .init()) throws(SpeexError) {
