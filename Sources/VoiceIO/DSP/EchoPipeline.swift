@@ -68,7 +68,6 @@ public final class EchoPipeline: VoiceProcessor {
                                       sampleRate: sampleRate)
         suppressor = ResidualEchoSuppressor(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
         preprocessor = try Preprocessor(frameCount: blockFrameCount, sampleRate: sampleRate)
-        preprocessor.link(echoCanceller: canceller)
         preprocessor.isDenoiseEnabled = true
         preprocessor.noiseSuppressionDB = settings.isNoiseSuppressionEnabled ? settings.noiseSuppressionDB : 0
         preprocessor.echoSuppressionDB = settings.echoSuppressionDB
