@@ -290,7 +290,7 @@ public final class VoiceProcessingIO: @unchecked Sendable {
         StatisticsStore.store(playbackChain.otherLevel, rms: store.otherRMS, peak: store.otherPeak)
         store.erleDB.store(captureChain.erleDB)
         store.delayMilliseconds.store(captureChain.delayMilliseconds)
-        store.isDelayEstimated.store(captureChain.aligner.estimateCount > 0, ordering: .relaxed)
+        store.isDelayEstimated.store(captureChain.aligner.realignmentCount > 0, ordering: .relaxed)
         store.agcGainDB.store(Float(captureChain.pipeline.agcGainDB))
         store.duckingGainDB.store(playbackChain.ducker.gainDB)
         if droppedFrames > 0 { store.inputOverflowFrameCount.add(droppedFrames, ordering: .relaxed) }
