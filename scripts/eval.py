@@ -331,6 +331,7 @@ def main():
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
     options = parser.parse_args()
 
+    options.out = os.path.abspath(options.out)
     os.makedirs(options.out, exist_ok=True)
     work = os.path.join(options.out, "runs")
     shutil.rmtree(work, ignore_errors=True)
