@@ -36,12 +36,21 @@ struct SimulateCommand: ParsableCommand {
     var erlDB = 6.0
     @Option(name: .customLong("drift-ppm"), help: "Capture/playback clock drift in ppm.")
     var driftPPM = 0.0
+    @Option(name: .customLong("loudspeaker-drive"),
+            help: "Soft-clip the loudspeaker: tanh with this drive (small signals keep unit gain; default linear).")
+    var loudspeakerDrive: Float?
     @Option(name: .long, help: "Length of the run in seconds (default: the longest input plus one second).")
     var seconds: Double?
     @Option(name: .customLong("record-dir"), help: "Write loudspeaker.wav and microphone.wav here for replay.")
     var recordDirectory: String?
     @Flag(name: .long, help: "Pace the room by the clock and print a live level line.")
     var realtime = false
+
+    func validate() throws {
+        if let loudspeakerDrive, !(loudspeakerDrive > 0 && loudspeakerDrive <= 100) {
+            throw ValidationError("--loudspeaker-drive must be in (0, 100], got \(loudspeakerDrive)")
+        }
+    }
 
     func run() throws {
         try CommandFailure.reporting {
@@ -54,6 +63,7 @@ struct SimulateCommand: ParsableCommand {
             room.bulkDelayMilliseconds = delayMilliseconds
             room.echoReturnLossDB = erlDB
             room.driftPPM = driftPPM
+            room.loudspeakerDrive = loudspeakerDrive
             if let near { room.nearTalker = try AudioInput.load(near, sampleRate: deviceRate) }
             room.nearTalkerStartSeconds = nearStart
             let appReader = try app.map { path throws(AudioFileError) in try AudioFileReader(path: path) }
