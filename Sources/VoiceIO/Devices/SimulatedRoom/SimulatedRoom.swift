@@ -95,7 +95,7 @@ public final class SimulatedRoom: AudioDevice, @unchecked Sendable {
             let thread = PeriodicThread(periodNanoseconds: Int(configuration.periodMilliseconds * 1_000_000)) {
                 [unowned self] in self.runPeriod()
             }
-            try thread.start()
+            do { try thread.start() } catch { throw SimulatedRoomError.threadFailed(error.description) }
             ticker = thread
         }
     }

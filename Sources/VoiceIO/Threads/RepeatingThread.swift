@@ -1,0 +1,52 @@
+import Glibc
+import Synchronization
+
+/// A POSIX thread that calls `iteration` over and over until `stop`. Each iteration must return within a
+/// bounded time (it waits with a timeout or until a deadline), so `stop` never hangs: it raises a flag the loop
+/// checks between iterations and joins the thread. Serves the simulated room's clock (`PeriodicThread`) and the
+/// call's network thread.
+///
+/// `start` and `stop` are not real-time safe; call them from one controlling thread. `isStopping` is safe from
+/// any thread (the iteration may read it to skip work once a stop is asked).
+public final class RepeatingThread: @unchecked Sendable {
+    private let iteration: () -> Void
+    private let stopping = Atomic<Bool>(false)
+    private var thread: pthread_t?
+
+    /// `iteration` runs on the new thread only.
+    public init(iteration: @escaping () -> Void) {
+        self.iteration = iteration
+    }
+
+    /// Whether the thread runs (started and not yet stopped).
+    public var isRunning: Bool { thread != nil }
+
+    /// Whether `stop` has been asked and the loop is finishing.
+    public var isStopping: Bool { stopping.load(ordering: .acquiring) }
+
+    /// Starts the thread; does nothing when it already runs. Not real-time safe.
+    public func start() throws(ThreadStartError) {
+        guard thread == nil else { return }
+        stopping.store(false, ordering: .relaxed)
+        var handle = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let result = pthread_create(&handle, nil, { context in
+            let owner = Unmanaged<RepeatingThread>.fromOpaque(context!).takeRetainedValue()
+            while !owner.stopping.load(ordering: .acquiring) { owner.iteration() }
+            return nil
+        }, context)
+        guard result == 0 else {
+            Unmanaged<RepeatingThread>.fromOpaque(context).release()
+            throw ThreadStartError(code: result)
+        }
+        thread = handle
+    }
+
+    /// Asks the loop to finish after its current iteration and joins the thread. Not real-time safe.
+    public func stop() {
+        guard let thread else { return }
+        stopping.store(true, ordering: .releasing)
+        pthread_join(thread, nil)
+        self.thread = nil
+    }
+}
