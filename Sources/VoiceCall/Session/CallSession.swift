@@ -48,7 +48,7 @@ public final class CallSession: @unchecked Sendable {
         playout = try PlayoutPath(configuration: configuration)
         let loop = NetworkLoop(configuration: configuration, socket: socket, sendPath: sendPath, playout: playout,
                                shared: shared)
-        thread = RepeatingThread { loop.iterate() }
+        thread = RepeatingThread(name: "call-network") { loop.iterate() }
         shared.published.withLock { $0.localSSRC = sendPath.sender.ssrc }
     }
 

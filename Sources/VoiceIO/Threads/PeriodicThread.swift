@@ -10,7 +10,10 @@ final class PeriodicThread: @unchecked Sendable {
     /// The next deadline; set before the thread starts, then touched only by it.
     private var deadline = timespec()
 
-    init(periodNanoseconds: Int, tick: @escaping () -> Void) {
+    let name: String?
+
+    init(name: String? = nil, periodNanoseconds: Int, tick: @escaping () -> Void) {
+        self.name = name
         self.periodNanoseconds = periodNanoseconds
         self.tick = tick
     }
@@ -19,7 +22,7 @@ final class PeriodicThread: @unchecked Sendable {
     func start() throws(ThreadStartError) {
         guard thread == nil else { return }
         clock_gettime(CLOCK_MONOTONIC, &deadline)
-        let thread = RepeatingThread { [unowned self] in waitAndTick() }
+        let thread = RepeatingThread(name: name) { [unowned self] in waitAndTick() }
         self.thread = thread
         do { try thread.start() } catch {
             self.thread = nil

@@ -92,7 +92,7 @@ public final class SimulatedRoom: AudioDevice, @unchecked Sendable {
         stop()
         self.cycle = cycle
         if configuration.clock == .realTime {
-            let thread = PeriodicThread(periodNanoseconds: Int(configuration.periodMilliseconds * 1_000_000)) {
+            let thread = PeriodicThread(name: "sim-room", periodNanoseconds: Int(configuration.periodMilliseconds * 1_000_000)) {
                 [unowned self] in self.runPeriod()
             }
             do { try thread.start() } catch { throw SimulatedRoomError.threadFailed(error.description) }
