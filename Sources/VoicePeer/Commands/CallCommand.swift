@@ -147,7 +147,7 @@ struct CallCommand: ParsableCommand {
             return try device.open(requested: .request(sampleRate: VoiceProcessingSettings().requestedDeviceRate,
                                                        periodMilliseconds: VoiceProcessingSettings().periodMilliseconds))
         } catch {
-            throw CommandFailure("\(device.name): \(error)")
+            throw CommandFailure("\(error)")
         }
     }
 
