@@ -39,6 +39,6 @@ let package = Package(
         // Writes a WAV until killed; AudioFileTests runs it to check what SIGKILL leaves behind.
         .executableTarget(name: "WriterProbe", dependencies: ["VoiceIO"], path: "Tests/WriterProbe"),
         .testTarget(name: "VoiceIOTests", dependencies: ["VoiceIO", "CAllocCounter"]),
-        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "VoiceIO", "COpus", "CVoiceShims"]),
+        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "VoiceIO", "COpus", "CVoiceShims", "CAllocCounter"]),
     ]
 )

@@ -1,0 +1,33 @@
+/// What a jitter buffer has seen and done. Counts run from creation (a sender restart does not clear them).
+/// Plain values: copy it off the audio thread through an SPSC ring or read it on the thread that owns the buffer.
+public struct JitterBufferStatistics: Sendable, Hashable {
+    /// Audio held now (packets waiting plus decoded frames not yet played), in milliseconds.
+    public var delayMilliseconds: Double = 0
+    /// The delay the buffer aims for, following the measured jitter, in milliseconds.
+    public var targetDelayMilliseconds: Double = 0
+    /// Packets accepted into the buffer.
+    public var received = 0
+    /// Sequence numbers skipped at playout because their packet had not arrived.
+    public var lost = 0
+    /// Lost packets replaced by Opus packet loss concealment.
+    public var concealed = 0
+    /// Lost packets rebuilt from the in-band FEC of the packet after them.
+    public var fecRecovered = 0
+    /// Packets that arrived after their turn to play had passed; dropped.
+    public var late = 0
+    /// Second copies of a packet already held or played; dropped.
+    public var duplicates = 0
+    /// Pulls that found nothing to play (before the first packet, after DTX silence, or when starved):
+    /// silence or concealment was played and the buffer refilled to its target.
+    public var underruns = 0
+    /// Packets dropped, oldest first, because a burst exceeded the buffer's capacity.
+    public var overflowDrops = 0
+    /// Packets dropped, oldest first, to bring a delay that stayed above target back down.
+    public var trimmed = 0
+    /// Payloads that were not valid Opus or too long for a slot; dropped.
+    public var invalid = 0
+    /// Times a new SSRC replaced the stream being played (the buffer and decoder were reset).
+    public var restarts = 0
+
+    public init() {}
+}

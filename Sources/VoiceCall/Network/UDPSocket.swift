@@ -1,0 +1,95 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bound UDP socket (POSIX) that owns its file descriptor: sends datagrams to an address and receives them
+/// with a timeout, reporting where each came from.
+///
+/// For the network thread, never the audio thread: `send` and `receive` make system calls and `receive`
+/// blocks up to its timeout. They do not allocate. One thread may send while another receives.
+public final class UDPSocket: @unchecked Sendable {
+    /// One datagram received: its length in the caller's buffer and its sender.
+    public struct Datagram: Sendable {
+        /// Bytes stored in the caller's buffer.
+        public var byteCount: Int
+        /// True when the datagram was longer than the buffer and its tail was lost.
+        public var wasTruncated: Bool
+        public var source: SocketAddress
+    }
+
+    private let descriptor: Int32
+    /// The address actually bound (with the system's port when 0 was asked for).
+    public let localAddress: SocketAddress
+
+    /// Opens a UDP socket on `address`'s family and binds it there. Port 0 picks a free port. A port another
+    /// socket holds is `SocketError.addressInUse`.
+    public init(bindingTo address: SocketAddress) throws(SocketError) {
+        let descriptor = socket(address.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw .system(call: "socket", errno: errno) }
+        let bound = address.withSockAddr { bind(descriptor, $0, $1) }
+        guard bound == 0 else {
+            let code = errno
+            close(descriptor)
+            throw code == EADDRINUSE ? .addressInUse(address) : .system(call: "bind", errno: code)
+        }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let local = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> SocketAddress? in
+                guard getsockname(descriptor, pointer, &length) == 0 else { return nil }
+                return SocketAddress(pointer, length: length)
+            }
+        }
+        guard let local else {
+            let code = errno
+            close(descriptor)
+            throw .system(call: "getsockname", errno: code)
+        }
+        self.descriptor = descriptor
+        localAddress = local
+    }
+
+    /// Resolves "HOST:PORT" and binds there.
+    public convenience init(binding hostAndPort: String) throws(SocketError) {
+        try self.init(bindingTo: SocketAddress.resolve(hostAndPort))
+    }
+
+    deinit { close(descriptor) }
+
+    /// Sends `bytes` as one datagram to `destination`.
+    public func send(_ bytes: UnsafeRawBufferPointer, to destination: SocketAddress) throws(SocketError) {
+        while true {
+            let sent = destination.withSockAddr { sendto(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), $0, $1) }
+            if sent >= 0 { return }
+            guard errno == EINTR else { throw .system(call: "sendto", errno: errno) }
+        }
+    }
+
+    /// Waits up to `timeoutMilliseconds` (0: just look; negative: forever) for a datagram and stores it in
+    /// `buffer`; returns nil when none came in time.
+    public func receive(into buffer: UnsafeMutableRawBufferPointer, timeoutMilliseconds: Int) throws(SocketError) -> Datagram? {
+        var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while true {
+            let ready = poll(&request, 1, Int32(clamping: timeoutMilliseconds))
+            if ready > 0 { break }
+            if ready == 0 { return nil }
+            guard errno == EINTR else { throw .system(call: "poll", errno: errno) }
+        }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let received = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                recvfrom(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_TRUNC), $0, &length)
+            }
+        }
+        guard received >= 0 else {
+            if errno == EAGAIN || errno == EINTR { return nil }
+            throw .system(call: "recvfrom", errno: errno)
+        }
+        let source = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: length) }
+        }
+        guard let source else { return nil }
+        return Datagram(byteCount: min(received, buffer.count), wasTruncated: received > buffer.count, source: source)
+    }
+}

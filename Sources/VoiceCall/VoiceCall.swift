@@ -1,1 +1,0 @@
-// The call layer (Opus codec, RTP/RTCP, jitter buffer, session) lands here; see ../shared/DESIGN.md.
