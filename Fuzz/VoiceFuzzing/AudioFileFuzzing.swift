@@ -1,9 +1,9 @@
 import Glibc
 import VoiceIO
 
-/// Writes the input to a scratch file and reads it through `AudioFileReader` as the commands do: chunks of
-/// Float32 and Int16 alternately (both conversions), then `readAllMono` on a second reader. libsndfile is not
-/// instrumented: coverage guidance comes from our wrapper, libsndfile's own bugs surface only as crashes.
+/// Writes the input to a scratch file and reads it through `AudioFileReader` as the commands do: once in
+/// Int16 chunks, once with `readAllMono` (Float32); both must deliver the same number of frames. libsndfile is
+/// not instrumented: coverage guidance comes from our wrapper, libsndfile's own bugs surface only as crashes.
 enum AudioFileFuzzing {
     /// Samples read from one input at most: a tiny compressed file can claim hours of audio.
     static let sampleLimit = 1 << 20
@@ -21,26 +21,16 @@ enum AudioFileFuzzing {
         guard let reader = try? AudioFileReader(path: scratchPath) else { return }
         let channelCount = reader.format.channelCount
         precondition((1...StreamFormat.maxChannelCount).contains(channelCount), "channel count out of range")
-        let chunkSampleCount = chunkFrameCount * channelCount
-        let floats = UnsafeMutableBufferPointer<Float>.allocate(capacity: chunkSampleCount)
-        let shorts = UnsafeMutableBufferPointer<Int16>.allocate(capacity: chunkSampleCount)
-        defer {
-            floats.deallocate()
-            shorts.deallocate()
-        }
-        var samplesRead = 0
-        var asFloat = true
-        while samplesRead < sampleLimit {
-            let frames = asFloat ? try? reader.read(into: floats) : try? reader.read(into: shorts)
-            guard let frames, frames > 0 else { break }
+        let chunk = UnsafeMutableBufferPointer<Int16>.allocate(capacity: chunkFrameCount * channelCount)
+        defer { chunk.deallocate() }
+        var framesRead = 0
+        while framesRead * channelCount < sampleLimit, let frames = try? reader.read(into: chunk), frames > 0 {
             precondition(frames <= chunkFrameCount, "read returned more frames than asked for")
-            samplesRead += frames * channelCount
-            asFloat.toggle()
+            framesRead += frames
         }
-        guard samplesRead < sampleLimit, let again = try? AudioFileReader(path: scratchPath) else { return }
-        if let mono = try? again.readAllMono() {
-            precondition(mono.count * channelCount <= samplesRead, "readAllMono read more than the chunked reads")
-        }
+        guard framesRead * channelCount < sampleLimit, let again = try? AudioFileReader(path: scratchPath),
+              let mono = try? again.readAllMono() else { return }
+        precondition(mono.count == framesRead, "Float32 and Int16 reads disagree on the frame count")
     }
 
     private static func writeScratch(_ input: UnsafeRawBufferPointer) {
