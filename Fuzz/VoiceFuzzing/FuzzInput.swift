@@ -25,3 +25,11 @@ struct FuzzInput {
         return UnsafeRawBufferPointer(rebasing: bytes[min(offset, end)..<end])
     }
 }
+
+extension UnsafeMutableBufferPointer<Float> {
+    /// Whether every sample is finite (NaN marks one left unwritten). A plain loop: this runs per sample.
+    var isAllFinite: Bool {
+        for index in indices where !self[index].isFinite { return false }
+        return true
+    }
+}

@@ -6,6 +6,8 @@ import VoiceCall
 /// the capacity can hold and the target within its maximum.
 enum JitterBufferFuzzing {
     static let maxDelayMilliseconds = 400
+    /// Operations per input at most: pulls decode, and longer scripts add little.
+    static let maxOperationCount = 256
 
     static func run(_ input: UnsafeRawBufferPointer) {
         var script = FuzzInput(input)
@@ -22,7 +24,7 @@ enum JitterBufferFuzzing {
         var sequence: UInt16 = 0
         var timestamp: UInt32 = 0
         var arrivalTicks: Int64 = 0
-        while !script.isAtEnd {
+        for _ in 0..<maxOperationCount where !script.isAtEnd {
             let operation = script.byte()
             switch operation % 4 {
             case 0, 1:
@@ -38,7 +40,7 @@ enum JitterBufferFuzzing {
                 let block = UnsafeMutableBufferPointer(rebasing: pcm[..<frameCount])
                 block.update(repeating: .nan)
                 buffer.pull(into: block)
-                precondition(block.allSatisfy(\.isFinite), "pull left samples unwritten or not finite")
+                precondition(block.isAllFinite, "pull left samples unwritten or not finite")
                 arrivalTicks += Int64(frameCount * OpusFormat.rtpClockRate / sampleRate)
             default:
                 arrivalTicks += Int64(operation >> 2) * 48 * 5
