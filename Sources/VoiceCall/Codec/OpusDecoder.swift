@@ -57,6 +57,26 @@ public final class OpusDecoder {
         return try run(base.assumingMemoryBound(to: UInt8.self), byteCount: nextPacket.count, into: pcm, fec: true)
     }
 
+    /// Whether `packet` carries in-band FEC (SILK LBRR) data for the frame before it, read from the LBRR flag
+    /// that follows the voice-activity flags at the head of its first frame. Real-time safe.
+    public static func carriesFEC(_ packet: UnsafeRawBufferPointer) -> Bool {
+        guard let base = packet.baseAddress?.assumingMemoryBound(to: UInt8.self), !packet.isEmpty else { return false }
+        // Configurations 0–15 are SILK-only and hybrid; CELT-only packets have no LBRR.
+        guard base[0] >> 3 < 16 else { return false }
+        // opus_packet_parse writes up to 48 frame pointers and sizes; the scratch lives on the stack.
+        let firstFrame = withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>?.self, capacity: 48) { frames in
+            withUnsafeTemporaryAllocation(of: Int16.self, capacity: 48) { sizes -> UnsafePointer<UInt8>? in
+                var toc: UInt8 = 0
+                let count = opus_packet_parse(base, Int32(packet.count), &toc, frames.baseAddress, sizes.baseAddress!, nil)
+                return count > 0 && sizes[0] > 0 ? frames[0] : nil
+            }
+        }
+        guard let firstFrame else { return false }
+        let frameCount48k = opus_packet_get_samples_per_frame(base, 48000)
+        let silkFramesPerOpusFrame = max(1, Int(frameCount48k) / 960)
+        return (firstFrame[0] >> (7 - silkFramesPerOpusFrame)) & 1 == 1
+    }
+
     /// Forgets the signal history (a new stream starts). Real-time safe.
     public func reset() throws(OpusError) {
         _ = try OpusError.check(voice_opus_decoder_reset(state), "OPUS_RESET_STATE")

@@ -7,8 +7,6 @@ public struct OpusFormat: Sendable, Hashable, CustomStringConvertible {
     /// RFC 7587: the RTP clock of Opus is 48 kHz whatever the codec's internal rate.
     public static let rtpClockRate = 48000
     public static let bitrateRange = 6000...510_000
-    /// The longest packet duration Opus produces (120 ms) at 48 kHz, in frames.
-    public static let maxPacketFrameCount48k = 5760
 
     /// Frames per second of the PCM given to the encoder or taken from the decoder.
     public let sampleRate: Int
@@ -36,8 +34,8 @@ public struct OpusFormat: Sendable, Hashable, CustomStringConvertible {
     /// RTP timestamp ticks (48 kHz) one packet spans.
     public var rtpTicksPerPacket: UInt32 { UInt32(Self.rtpClockRate * frameDurationMilliseconds / 1000) }
 
-    /// Most PCM frames one packet can decode to at `sampleRate` (120 ms).
-    public var maxPacketFrameCount: Int { sampleRate * 120 / 1000 }
+    /// Most PCM frames one Opus packet can decode to (120 ms) at `sampleRate`.
+    public static func maxPacketFrameCount(sampleRate: Int) -> Int { sampleRate * 120 / 1000 }
 
     public var description: String { "Opus \(sampleRate) Hz mono, \(frameDurationMilliseconds) ms frames" }
 }

@@ -8,9 +8,11 @@
 ///  pull(pcm) <-- staging PCM <-- OpusDecoder: decode slot[next] | FEC from next+1 | PLC   target delay
 /// ```
 ///
-/// Playout follows sequence numbers. Playing starts (and restarts after running dry) once the audio held
-/// reaches the target delay, which follows the measured jitter (a percentile of recent transit deviations,
-/// at least one packet, at most `maxDelayMilliseconds`). A missing packet with later ones already held is
+/// Playout follows sequence numbers. Playing starts (and restarts after running dry) once the audio held,
+/// plus the time the held audio has already waited (counted in frames pulled dry since it came), reaches the
+/// target delay, which follows the measured jitter (a percentile of recent transit deviations, at least one
+/// packet, at most `maxDelayMilliseconds`). Counting the wait, rather than holding out for whole packets, keeps
+/// a 20 ms stream with 2 ms of jitter from waiting for a second packet (20 ms more) when 2 ms suffice. A missing packet with later ones already held is
 /// lost: rebuilt from the next packet's FEC when that is held, otherwise concealed. Running dry plays
 /// concealment (silence before the first packet), counts an underrun and refills to the target; DTX silence
 /// is such a pause. A delay that stays above target for half a second is trimmed by dropping the oldest
@@ -56,6 +58,8 @@ public final class JitterBuffer {
     private var lastPacketFrameCount: Int
     private var initialTargetFrameCount: Int
     private var excessFrameCount = 0
+    /// Frames pulled dry while audio was held but not yet playing.
+    private var waitedFrameCount = 0
 
     /// - Parameters:
     ///   - sampleRate: the decoder's rate (one of `OpusFormat.sampleRates`); pulls deliver PCM at this rate.
@@ -84,7 +88,7 @@ public final class JitterBuffer {
         slotByteCount = .allocate(capacity: size)
         slotByteCount.initialize(repeating: 0, count: size)
         payloads = .allocate(byteCount: size * maxPayloadByteCount, alignment: 16)
-        staging = .allocate(capacity: sampleRate * 120 / 1000)
+        staging = .allocate(capacity: OpusFormat.maxPacketFrameCount(sampleRate: sampleRate))
         staging.initialize(repeating: 0)
         estimator = JitterEstimator(windowCount: jitterWindowPacketCount)
         lastPacketFrameCount = sampleRate * packetMilliseconds / 1000
@@ -108,9 +112,10 @@ public final class JitterBuffer {
         return snapshot
     }
 
-    /// The delay playout aims for, in frames at `sampleRate`.
+    /// The delay playout aims for, in frames at `sampleRate`: never above `maxDelayMilliseconds`, nor above
+    /// what the slots can hold less one packet, so a full buffer always starts playing.
     public var targetFrameCount: Int {
-        let maxFrames = sampleRate * maxDelayMilliseconds / 1000
+        let maxFrames = min(sampleRate * maxDelayMilliseconds / 1000, (capacity - 1) * lastPacketFrameCount)
         guard estimator.sampleCount > 1 else { return min(max(initialTargetFrameCount, lastPacketFrameCount), maxFrames) }
         let jitterFrames = Int(estimator.delayTicks(percentile: jitterPercentile)) * sampleRate / OpusFormat.rtpClockRate
         return min(lastPacketFrameCount + jitterFrames, maxFrames)
@@ -204,6 +209,7 @@ public final class JitterBuffer {
         isPlaying = false
         hasPlayed = false
         excessFrameCount = 0
+        waitedFrameCount = 0
         estimator.reset()
         try? decoder.reset()
     }
@@ -226,11 +232,13 @@ public final class JitterBuffer {
             stagingStart = 0
             stagingEnd = 0
             if !isPlaying {
-                guard heldFrameCount > 0, heldFrameCount >= targetFrameCount else {
+                guard heldFrameCount > 0, heldFrameCount + waitedFrameCount >= targetFrameCount else {
+                    if heldFrameCount > 0 { waitedFrameCount += pcm.count - written }
                     fillWhileDry(pcm, from: written)
                     return
                 }
                 isPlaying = true
+                waitedFrameCount = 0
                 if !hasPlayed { nextSequence = lowestHeldSequence() }
             }
             if isHeld(nextSequence) {
@@ -273,14 +281,15 @@ public final class JitterBuffer {
         release(slot, as: .played)
     }
 
-    /// `sequence` never came but later packets did: FEC from the next packet if held, else concealment.
+    /// `sequence` never came but later packets did: FEC from the next packet if it is held and carries FEC,
+    /// else concealment.
     private func recoverLost(_ sequence: Int64) {
         counters.lost += 1
         let slot = Int(sequence & Int64(mask))
         slotSequence[slot] = sequence
         slotState[slot] = .missed
-        if isHeld(sequence + 1) {
-            let next = Int((sequence + 1) & Int64(mask))
+        let next = Int((sequence + 1) & Int64(mask))
+        if isHeld(sequence + 1), OpusDecoder.carriesFEC(payload(next)) {
             let frameCount = slotFrameCount[next]
             do {
                 stagingEnd = try decoder.recover(fromNext: payload(next), into: UnsafeMutableBufferPointer(rebasing: staging[..<frameCount]))

@@ -107,7 +107,12 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// "1.2.3.4:5" or "[::1]:5".
     public var description: String {
-        let text = withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN)) { text -> String in
+        family == AF_INET ? "\(hostDescription):\(port)" : "[\(hostDescription)]:\(port)"
+    }
+
+    /// The address alone: "1.2.3.4" or "::1".
+    public var hostDescription: String {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN)) { text -> String in
             text.initialize(repeating: 0)
             switch host {
             case .v4(let address):
@@ -121,6 +126,5 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
             }
             return String(cString: text.baseAddress!)
         }
-        return family == AF_INET ? "\(text):\(port)" : "[\(text)]:\(port)"
     }
 }

@@ -1,0 +1,39 @@
+import VoiceIO
+
+/// Everything a `CallSession` is told at creation: where the far end is, the voice format the audio side
+/// speaks, the Opus settings and the timing of the network thread.
+public struct CallConfiguration: Sendable {
+    /// The only address and port whose datagrams are accepted, and where ours go.
+    public var remote: SocketAddress
+    /// Frames per second of `sendCaptured` and `renderReceived` (one of `StreamFormat.voiceRates`). A rate
+    /// Opus does not take (11025) is converted to the next one it does (`codecRate`).
+    public var voiceRate = 16000
+    public var frameDurationMilliseconds = 20
+    public var bitsPerSecond = 24000
+    public var inbandFEC = false
+    public var dtx = false
+    public var payloadType = RTPHeader.defaultPayloadType
+    /// Mean time between RTCP reports; each interval is drawn from 0.5–1.5 times this (RFC 3550 §6.3.1).
+    public var rtcpIntervalSeconds = 2.5
+    /// A new SSRC from the remote is taken as a sender restart only after the current one has been silent
+    /// this long; before that its packets are dropped as foreign.
+    public var sourceRestartSilenceSeconds = 2.0
+    /// Longest wait of the network thread for a datagram before it looks at captured audio again; bounds the
+    /// send latency it adds and how long `stop` takes.
+    public var pollIntervalMilliseconds = 2
+    /// Captured voice the audio thread may queue for the encoder, in milliseconds.
+    public var captureCapacityMilliseconds = 500
+    /// The jitter buffer's target before any jitter is measured: one 20 ms packet and half a 20 ms device
+    /// period of margin; the measured jitter takes over after two packets.
+    public var jitterInitialDelayMilliseconds = 30
+    public var jitterMaxDelayMilliseconds = 400
+    /// RTCP SDES CNAME.
+    public var cname = "voicepeer"
+
+    public init(remote: SocketAddress) {
+        self.remote = remote
+    }
+
+    /// The rate the Opus encoder and decoder run at: `voiceRate`, or the next rate Opus takes.
+    public var codecRate: Int { OpusFormat.nearestSupportedRate(atLeast: voiceRate) }
+}

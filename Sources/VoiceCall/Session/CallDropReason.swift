@@ -1,0 +1,27 @@
+/// Why the network thread dropped a datagram instead of playing or using it. Each case is a counter key.
+public enum CallDropReason: Hashable, Sendable, CustomStringConvertible {
+    /// Not from the configured remote address and port.
+    case wrongSource
+    /// From the remote, but from an SSRC other than the one latched (and that one is not silent).
+    case foreignSSRC
+    /// Longer than the receive buffer.
+    case oversized
+    /// Too short to tell RTP from RTCP.
+    case runt
+    case malformedRTP(RTPParseError)
+    case malformedRTCP(RTCPParseError)
+    /// The queue to the audio thread was full (the audio side is not rendering).
+    case queueFull
+
+    public var description: String {
+        switch self {
+        case .wrongSource: "wrong source"
+        case .foreignSSRC: "foreign SSRC"
+        case .oversized: "oversized"
+        case .runt: "runt"
+        case .malformedRTP(let error): "RTP: \(error)"
+        case .malformedRTCP(let error): "RTCP: \(error)"
+        case .queueFull: "queue full"
+        }
+    }
+}

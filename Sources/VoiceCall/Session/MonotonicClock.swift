@@ -1,0 +1,15 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// CLOCK_MONOTONIC read as the network thread needs it. A vDSO call: cheap, no allocation.
+enum MonotonicClock {
+    static func nanoseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+
+    /// Now in ticks of the 48 kHz RTP clock, the unit arrival times are stamped in.
+    static func rtpTicks() -> Int64 { nanoseconds() * Int64(OpusFormat.rtpClockRate) / 1_000_000_000 }
+}

@@ -1,0 +1,362 @@
+import Foundation
+
+/// Finds the bulk delay between the loudspeaker reference and its echo in the microphone (0 ... 500 ms) and
+/// follows it as it changes.
+///
+/// Method: both signals are low-passed and decimated to about 4 kHz, where 64-frame partitions (16 ms) are
+/// transformed. For every partition lag k the estimator keeps a running average of the cross-spectrum between
+/// the microphone's current partition and the reference window k partitions ago: together they cover every
+/// lag from 0 to the maximum delay, which is the cross-correlation computed partition by partition (the same
+/// partitioning a frequency-domain adaptive filter uses). Every 4 partitions the cross-spectra are whitened
+/// by the smoothed coherence weighting 1 / √(Pxx·Pyy), transformed back to lags and searched for the
+/// strongest peak. Whitening makes the peak sharp at the direct path even in a reverberant room and keeps one
+/// loud frequency band from dominating. Averaging is coherent, so uncorrelated sound in the microphone (near
+/// talker, noise) only raises the floor; harmonics of a clipping speaker do not move the peak.
+///
+/// Confidence is the peak at the current lag over the floor of all lags (mean magnitude, which a long
+/// reverberant tail barely lifts), mapped to 0 ... 1. The first estimate is the strongest peak, published
+/// after two agreeing confident searches; afterwards the strongest peak within ±1.5 ms of the current one is
+/// followed at once (drift) as long as it holds 70 % of the global peak, while a peak elsewhere must win
+/// three searches in a row before the estimate jumps (echo-path change), so the estimate does not flap.
+/// The estimate is the strongest arrival, usually the direct path; when a reflection is stronger, the direct
+/// path comes up to a few tens of ms earlier, so a delay line should keep a margin before the estimate. Averaging only runs
+/// while the reference was active within the maximum delay, so far-end silences do not erase it; the first
+/// partitions are averaged plainly and later ones with a forgetting time of about 0.8 s of far-end activity.
+///
+/// Cost at 16 kHz: two biquad pairs per frame, two 128-point FFTs and one multiply-accumulate pass over the
+/// cross-spectra per 16 ms, and one inverse FFT per partition lag every 64 ms.
+///
+/// `init` allocates everything and is not real-time safe; `process` and the properties are real-time safe.
+public final class DelayEstimator {
+    /// Frames per second of both inputs.
+    public let sampleRate: Int
+    /// Largest block `process` accepts.
+    public let blockFrameCount: Int
+    /// Input frames per decimated frame.
+    public let decimationFactor: Int
+
+    /// Estimated delay of the echo behind the reference, in frames at `sampleRate`; nil until confident.
+    public var delayFrames: Int? { fineDelayFrames.map { Int($0.rounded()) } }
+    /// The same estimate with sub-frame precision (peak interpolation), for drift tracking; nil until confident.
+    public private(set) var fineDelayFrames: Double?
+    /// How sure the current estimate is, 0 ... 1 (peak-to-floor ratio of the whitened cross-correlation).
+    public private(set) var confidence: Float = 0
+    /// Frames given to `process` so far (the time base of the estimates).
+    public private(set) var processedFrameCount = 0
+    /// Searches run so far; it changes each time the estimate and confidence may have changed.
+    public private(set) var searchCount = 0
+
+    private static var partitionFrameCount: Int { 64 }
+    private static var searchIntervalPartitions: Int { 4 }
+    private static var forgettingPartitions: Double { 50.0 }
+    private static var lockPeakToFloor: Float { 9 }
+    private static var confidentPeakToFloor: Float { 20 }
+    private static var searchesToLock: Int { 2 }
+    private static var searchesToJump: Int { 3 }
+    private static var trackingToleranceSeconds: Double { 0.0015 }
+    /// The current lag is kept while its peak holds this fraction of the strongest one. Voiced speech puts
+    /// ghosts of the true peak one pitch period away on either side, sometimes nearly as strong.
+    private static var keepFraction: Float { 0.7 }
+    /// Partitions averaged before the first search: fewer give a correlation too noisy to trust its peak.
+    private static var partitionsBeforeSearch: Double { 20.0 }
+
+    private let partitionCount: Int
+    private let lagCount: Int
+    private let decimatedRate: Double
+    private let fft: RealFFT
+    private let binCount: Int
+    private let lowestBin: Int
+    private let highestBin: Int
+    private var referenceFilter: LowpassCascade
+    private var microphoneFilter: LowpassCascade
+    private var decimationPhase = 0
+
+    /// The last 2 partitions of decimated reference (a window), the current partition of decimated microphone.
+    private let referenceWindow: UnsafeMutablePointer<Float>
+    private let microphonePartition: UnsafeMutablePointer<Float>
+    private var filledFrameCount = 0
+    /// FFT input, and the spectra of the newest reference window and microphone partition.
+    private let transformInput: UnsafeMutablePointer<Float>
+    private let microphoneReal: UnsafeMutablePointer<Float>
+    private let microphoneImaginary: UnsafeMutablePointer<Float>
+    /// Ring of the last `partitionCount` reference window spectra; slot `newestReference` is the newest.
+    private let referenceReal: UnsafeMutablePointer<Float>
+    private let referenceImaginary: UnsafeMutablePointer<Float>
+    private var newestReference = 0
+    /// Averaged cross-spectra, one per partition lag, and averaged auto-spectra.
+    private let crossReal: UnsafeMutablePointer<Float>
+    private let crossImaginary: UnsafeMutablePointer<Float>
+    private let referencePower: UnsafeMutablePointer<Float>
+    private let microphonePower: UnsafeMutablePointer<Float>
+    /// Whitened cross-correlation over all lags, and per-partition work space for the search.
+    private let correlation: UnsafeMutablePointer<Float>
+    private let weightedReal: UnsafeMutablePointer<Float>
+    private let weightedImaginary: UnsafeMutablePointer<Float>
+    private let lagScratch: UnsafeMutablePointer<Float>
+
+    private var averagedPartitions = 0.0
+    private var partitionsSinceReferenceActive = Int.max / 2
+    private var referenceFloor: Float = 1
+    private var partitionsSinceSearch = 0
+    private var candidateLag = -1
+    private var candidateCount = 0
+    private var lockedLag: Double?
+
+    /// `sampleRate`: 4000 ... 192000 frames per second. `blockFrameCount`: largest block `process` receives
+    /// (e.g. 10 ms). `maximumDelayMilliseconds`: longest bulk delay searched. Not real-time safe.
+    public init(sampleRate: Int, blockFrameCount: Int, maximumDelayMilliseconds: Double = 500) {
+        precondition(sampleRate >= 4000 && sampleRate <= 192_000, "DelayEstimator sampleRate out of range")
+        precondition(blockFrameCount > 0 && maximumDelayMilliseconds > 0, "DelayEstimator sizes must be positive")
+        self.sampleRate = sampleRate
+        self.blockFrameCount = blockFrameCount
+        decimationFactor = max(1, Int((Double(sampleRate) / 4000).rounded()))
+        decimatedRate = Double(sampleRate) / Double(decimationFactor)
+        let partition = Self.partitionFrameCount
+        let maximumLag = Int((maximumDelayMilliseconds / 1000 * decimatedRate).rounded(.up)) + 2
+        partitionCount = (maximumLag + partition - 1) / partition
+        lagCount = partitionCount * partition
+        fft = RealFFT(frameCount: 2 * partition)
+        binCount = partition + 1
+        let binHertz = decimatedRate / Double(2 * partition)
+        lowestBin = max(1, Int((150 / binHertz).rounded()))
+        highestBin = min(partition - 1, Int((0.4 * decimatedRate / binHertz).rounded()))
+        let cutoffHertz = 0.4 * decimatedRate
+        referenceFilter = LowpassCascade(cutoffHertz: cutoffHertz, sampleRate: Double(sampleRate),
+                                         enabled: decimationFactor > 1)
+        microphoneFilter = referenceFilter
+
+        func zeroed(_ count: Int) -> UnsafeMutablePointer<Float> {
+            let pointer = UnsafeMutablePointer<Float>.allocate(capacity: count)
+            pointer.initialize(repeating: 0, count: count)
+            return pointer
+        }
+        referenceWindow = zeroed(2 * partition)
+        microphonePartition = zeroed(partition)
+        transformInput = zeroed(2 * partition)
+        microphoneReal = zeroed(binCount)
+        microphoneImaginary = zeroed(binCount)
+        referenceReal = zeroed(partitionCount * binCount)
+        referenceImaginary = zeroed(partitionCount * binCount)
+        crossReal = zeroed(partitionCount * binCount)
+        crossImaginary = zeroed(partitionCount * binCount)
+        referencePower = zeroed(binCount)
+        microphonePower = zeroed(binCount)
+        correlation = zeroed(lagCount)
+        weightedReal = zeroed(binCount)
+        weightedImaginary = zeroed(binCount)
+        lagScratch = zeroed(2 * partition)
+    }
+
+    deinit {
+        for pointer in [referenceWindow, microphonePartition, transformInput, microphoneReal, microphoneImaginary,
+                        referenceReal, referenceImaginary, crossReal, crossImaginary, referencePower,
+                        microphonePower, correlation, weightedReal, weightedImaginary, lagScratch] {
+            pointer.deallocate()
+        }
+    }
+
+    /// Feeds one block each of the reference and the microphone captured at the same instant (same frame
+    /// count, at most `blockFrameCount`). Real-time safe.
+    public func process(reference: UnsafeBufferPointer<Float>, microphone: UnsafeBufferPointer<Float>) {
+        let count = min(reference.count, microphone.count, blockFrameCount)
+        guard count > 0, let ref = reference.baseAddress, let mic = microphone.baseAddress else { return }
+        let partition = Self.partitionFrameCount
+        for i in 0..<count {
+            let r = referenceFilter.filter(ref[i])
+            let m = microphoneFilter.filter(mic[i])
+            decimationPhase += 1
+            guard decimationPhase == decimationFactor else { continue }
+            decimationPhase = 0
+            referenceWindow[partition + filledFrameCount] = r
+            microphonePartition[filledFrameCount] = m
+            filledFrameCount += 1
+            if filledFrameCount == partition {
+                filledFrameCount = 0
+                processPartition()
+            }
+        }
+        processedFrameCount += count
+    }
+
+    private func processPartition() {
+        let partition = Self.partitionFrameCount
+        var referenceEnergy: Float = 0
+        for i in partition..<(2 * partition) { referenceEnergy += referenceWindow[i] * referenceWindow[i] }
+        referenceEnergy /= Float(partition)
+        // The reference is digital: activity is an absolute floor or a clear rise over its own slow minimum.
+        referenceFloor = min(referenceFloor * 1.003, max(referenceEnergy, 1e-10))
+        let active = referenceEnergy > max(1e-8, 4 * referenceFloor)
+        partitionsSinceReferenceActive = active ? 0 : partitionsSinceReferenceActive + 1
+
+        // Newest reference window spectrum into the ring.
+        newestReference = (newestReference + 1) % partitionCount
+        transformInput.update(from: referenceWindow, count: 2 * partition)
+        let slot = newestReference * binCount
+        fft.forward(transformInput, real: referenceReal + slot, imaginary: referenceImaginary + slot)
+        referenceWindow.update(from: referenceWindow + partition, count: partition)
+
+        guard partitionsSinceReferenceActive < partitionCount else { return }
+
+        // Microphone partition in the second half of a zero-padded frame: lags 0 ..< partition per window.
+        transformInput.update(repeating: 0, count: partition)
+        (transformInput + partition).update(from: microphonePartition, count: partition)
+        fft.forward(transformInput, real: microphoneReal, imaginary: microphoneImaginary)
+
+        averagedPartitions += 1
+        let weight = Float(1 / min(averagedPartitions, Self.forgettingPartitions))
+        let keep = 1 - weight
+        for b in 0..<binCount {
+            let xr = referenceReal[slot + b], xi = referenceImaginary[slot + b]
+            let yr = microphoneReal[b], yi = microphoneImaginary[b]
+            referencePower[b] = keep * referencePower[b] + weight * (xr * xr + xi * xi)
+            microphonePower[b] = keep * microphonePower[b] + weight * (yr * yr + yi * yi)
+        }
+        for k in 0..<partitionCount {
+            let source = ((newestReference - k + partitionCount) % partitionCount) * binCount
+            let target = k * binCount
+            for b in lowestBin...highestBin {
+                let xr = referenceReal[source + b], xi = referenceImaginary[source + b]
+                let yr = microphoneReal[b], yi = microphoneImaginary[b]
+                // Y · conj(X)
+                crossReal[target + b] = keep * crossReal[target + b] + weight * (yr * xr + yi * xi)
+                crossImaginary[target + b] = keep * crossImaginary[target + b] + weight * (yi * xr - yr * xi)
+            }
+        }
+
+        partitionsSinceSearch += 1
+        if partitionsSinceSearch >= Self.searchIntervalPartitions && averagedPartitions >= Self.partitionsBeforeSearch {
+            partitionsSinceSearch = 0
+            search()
+        }
+    }
+
+    /// Whitened cross-correlation over all lags, its peak, and the lock/track/jump decision.
+    private func search() {
+        let partition = Self.partitionFrameCount
+        var meanReference: Float = 0, meanMicrophone: Float = 0
+        for b in lowestBin...highestBin {
+            meanReference += referencePower[b]
+            meanMicrophone += microphonePower[b]
+        }
+        let bands = Float(highestBin - lowestBin + 1)
+        let referenceRegularisation = 1e-3 * meanReference / bands + 1e-20
+        let microphoneRegularisation = 1e-3 * meanMicrophone / bands + 1e-20
+        for k in 0..<partitionCount {
+            weightedReal.update(repeating: 0, count: binCount)
+            weightedImaginary.update(repeating: 0, count: binCount)
+            for b in lowestBin...highestBin {
+                let norm = 1 / sqrt((referencePower[b] + referenceRegularisation)
+                                    * (microphonePower[b] + microphoneRegularisation))
+                weightedReal[b] = crossReal[k * binCount + b] * norm
+                weightedImaginary[b] = crossImaginary[k * binCount + b] * norm
+            }
+            fft.inverse(real: weightedReal, imaginary: weightedImaginary, output: lagScratch)
+            (correlation + k * partition).update(from: lagScratch, count: partition)
+        }
+        var peakLag = 0
+        var peak: Float = 0
+        var sumOfMagnitudes: Float = 0
+        for lag in 0..<lagCount {
+            let magnitude = abs(correlation[lag])
+            sumOfMagnitudes += magnitude
+            if magnitude > peak {
+                peak = magnitude
+                peakLag = lag
+            }
+        }
+        searchCount += 1
+        // Mean magnitude (robust to a long reverberant tail) scaled to the RMS of Gaussian noise.
+        let floor = 1.25 * sumOfMagnitudes / Float(lagCount) + 1e-30
+        let tolerance = Int((Self.trackingToleranceSeconds * decimatedRate).rounded())
+
+        if let locked = lockedLag {
+            let near = strongestLag(around: Int(locked.rounded()), within: tolerance)
+            if abs(correlation[near]) >= Self.keepFraction * peak {
+                lockedLag = Double(near) + interpolatedOffset(at: near)
+                candidateCount = 0
+                publish(floor: floor)
+                return
+            }
+        }
+        // The strongest peak is elsewhere and the current one has faded: a candidate for a jump.
+        guard peak >= Self.lockPeakToFloor * floor else {
+            candidateCount = 0
+            publish(floor: floor)
+            return
+        }
+        if candidateCount > 0 && abs(peakLag - candidateLag) <= tolerance {
+            candidateCount += 1
+        } else {
+            candidateCount = 1
+        }
+        candidateLag = peakLag
+        if candidateCount >= (lockedLag == nil ? Self.searchesToLock : Self.searchesToJump) {
+            lockedLag = Double(peakLag) + interpolatedOffset(at: peakLag)
+            candidateCount = 0
+        }
+        publish(floor: floor)
+    }
+
+    private func strongestLag(around centre: Int, within tolerance: Int) -> Int {
+        var best = min(lagCount - 1, max(0, centre))
+        for lag in max(0, centre - tolerance)...min(lagCount - 1, centre + tolerance)
+        where abs(correlation[lag]) > abs(correlation[best]) {
+            best = lag
+        }
+        return best
+    }
+
+    private func publish(floor: Float) {
+        guard let locked = lockedLag else { return }
+        fineDelayFrames = locked * Double(decimationFactor)
+        let lockedPeakToFloor = abs(correlation[min(lagCount - 1, max(0, Int(locked.rounded())))]) / floor
+        confidence = min(1, max(0, (lockedPeakToFloor - 4) / (Self.confidentPeakToFloor - 4)))
+    }
+
+    /// Sub-lag position of a peak from a parabola through it and its neighbours, in -0.5 ... 0.5.
+    private func interpolatedOffset(at lag: Int) -> Double {
+        guard lag > 0 && lag < lagCount - 1 else { return 0 }
+        let left = abs(correlation[lag - 1]), centre = abs(correlation[lag]), right = abs(correlation[lag + 1])
+        let curvature = left - 2 * centre + right
+        guard curvature < 0 else { return 0 }
+        return Double(min(0.5, max(-0.5, 0.5 * (left - right) / curvature)))
+    }
+}
+
+/// Fourth-order Butterworth low-pass (two biquads, direct form I) used as the anti-alias filter before
+/// decimation. Real-time safe.
+private struct LowpassCascade {
+    private struct Section {
+        let b0, b1, b2, a1, a2: Float
+        var x1: Float = 0, x2: Float = 0, y1: Float = 0, y2: Float = 0
+
+        init(cutoffHertz: Double, sampleRate: Double, q: Double) {
+            let w0 = 2 * Double.pi * cutoffHertz / sampleRate
+            let alpha = sin(w0) / (2 * q), c = cos(w0), a0 = 1 + alpha
+            b0 = Float((1 - c) / 2 / a0); b1 = Float((1 - c) / a0); b2 = b0
+            a1 = Float(-2 * c / a0); a2 = Float((1 - alpha) / a0)
+        }
+
+        mutating func filter(_ x: Float) -> Float {
+            let y = b0 * x + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2
+            x2 = x1; x1 = x
+            y2 = y1; y1 = y
+            return y
+        }
+    }
+
+    private var first: Section
+    private var second: Section
+    private let enabled: Bool
+
+    init(cutoffHertz: Double, sampleRate: Double, enabled: Bool) {
+        self.enabled = enabled
+        first = Section(cutoffHertz: cutoffHertz, sampleRate: sampleRate, q: 0.541_196_1)
+        second = Section(cutoffHertz: cutoffHertz, sampleRate: sampleRate, q: 1.306_563)
+    }
+
+    mutating func filter(_ x: Float) -> Float {
+        guard enabled else { return x }
+        return second.filter(first.filter(x))
+    }
+}

@@ -1,0 +1,38 @@
+/// Decides, frame by frame, whether the near-end talker speaks while the far end plays.
+///
+/// The echo canceller's output holds the near talker, the residual echo and noise. When its power rises
+/// clearly above what the residual echo and noise explain (`ratioThreshold`, 6 dB by default) the near end
+/// is active; the decision then holds for `hangoverFrames` so word endings and short pauses do not make
+/// the suppressor clamp down between syllables. Use it to limit suppression (and to freeze a filter's
+/// adaptation) while the near talker speaks.
+///
+/// All methods are real-time safe.
+public struct DoubleTalkDetector {
+    /// Output power over explained power (residual echo + noise) above which the near end is active.
+    public var ratioThreshold: Float
+    /// Frames the decision holds after the last frame that crossed the threshold.
+    public var hangoverFrames: Int
+
+    /// True while the near end is judged active (including hangover).
+    public private(set) var nearEndActive = false
+    /// True while the near end and the far end are both active.
+    public private(set) var doubleTalk = false
+    private var framesSinceNearEnd = Int.max / 2
+
+    public init(ratioThreshold: Float = 4, hangoverFrames: Int = 8) {
+        self.ratioThreshold = ratioThreshold
+        self.hangoverFrames = hangoverFrames
+    }
+
+    /// One frame: the canceller output's power, the estimated residual echo power and noise power (all
+    /// summed over the same bins), and whether the far end is active. Returns `nearEndActive`. Real-time safe.
+    @discardableResult
+    public mutating func update(outputPower: Float, residualEchoPower: Float, noisePower: Float,
+                                farEndActive: Bool) -> Bool {
+        let explained = residualEchoPower + noisePower + 1e-12
+        framesSinceNearEnd = outputPower > ratioThreshold * explained ? 0 : framesSinceNearEnd + 1
+        nearEndActive = framesSinceNearEnd <= hangoverFrames
+        doubleTalk = nearEndActive && farEndActive
+        return nearEndActive
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+
+/// Removes the echo a linear echo canceller leaves behind (misadjustment, a tail longer than the filter,
+/// a clipping loudspeaker's harmonics), per frequency bin, without swallowing the near talker.
+///
+/// Per block it takes the canceller's output e, its echo estimate y (microphone − e) and the delay-aligned
+/// reference x. In a short-time spectrum (window of two blocks, sine window for analysis and synthesis,
+/// 50 % overlap) the residual echo power in bin k is estimated two ways, from the linear estimate and from
+/// the reference, and the larger one is used: R = max(ρ·|Y|², γ·|X|²), each with a reverberant decay.
+/// ρ (how much of the estimate is left over) and γ (how much of the reference comes back unmodelled, e.g.
+/// harmonics) are learned while the far end plays: downward within a few blocks, upward over about a second
+/// and not at all while the near end talks, so they follow the echo heard in the near talker's pauses and an
+/// echo-path change is learned within a second or two. They start pessimistic (ρ = γ = 1) so the time
+/// before the linear filter converges is suppressed.
+///
+/// The gain is 1 − β·R/|E|², floored; β and the floor depend on the `DoubleTalkDetector`: firm in far-end
+/// single talk (β = 4, floor −40 dB), gentle while the near end talks (β = 1, floor −12 dB). Gains fall at
+/// once and recover over a few blocks. `ComfortNoise` fills what was removed at the output's noise floor.
+///
+/// Latency: one block (`latencyFrames`). `init` allocates; `process` and the properties are real-time safe.
+public final class ResidualEchoSuppressor {
+    /// Frames per second.
+    public let sampleRate: Int
+    /// Frames per block; every `process` call takes exactly this many.
+    public let blockFrameCount: Int
+    /// The output lags the input by this many frames.
+    public var latencyFrames: Int { blockFrameCount }
+    /// Power removed from the last block in dB (0 = untouched, negative = suppressed), comfort noise excluded.
+    public private(set) var suppressionDecibels: Float = 0
+    /// The double-talk decision of the last block.
+    public private(set) var detector = DoubleTalkDetector()
+
+    private let fft: RealFFT
+    private let binCount: Int
+    private let comfortNoise: ComfortNoise
+    private let window: UnsafeMutablePointer<Float>
+    private let outputHistory: UnsafeMutablePointer<Float>
+    private let estimateHistory: UnsafeMutablePointer<Float>
+    private let referenceHistory: UnsafeMutablePointer<Float>
+    private let frame: UnsafeMutablePointer<Float>
+    private let overlap: UnsafeMutablePointer<Float>
+    private let outputReal: UnsafeMutablePointer<Float>
+    private let outputImaginary: UnsafeMutablePointer<Float>
+    private let spareReal: UnsafeMutablePointer<Float>
+    private let spareImaginary: UnsafeMutablePointer<Float>
+    private let outputPower: UnsafeMutablePointer<Float>
+    private let estimateTail: UnsafeMutablePointer<Float>
+    private let referenceTail: UnsafeMutablePointer<Float>
+    private let leakage: UnsafeMutablePointer<Float>
+    private let referenceCoupling: UnsafeMutablePointer<Float>
+    private let residualEcho: UnsafeMutablePointer<Float>
+    /// Gains applied to the last block, the starting point of this block's recovery.
+    private let gains: UnsafeMutablePointer<Float>
+    private let tailDecay: Float
+    private let lowestDetectionBin: Int
+    private let highestDetectionBin: Int
+
+    private static var singleTalkOverestimate: Float { 4 }
+    private static var doubleTalkOverestimate: Float { 1 }
+    private static var singleTalkFloor: Float { 0.01 }
+    private static var doubleTalkFloor: Float { 0.25 }
+    private static var learningDown: Float { 0.05 }
+    private static var learningUp: Float { 0.01 }
+    private static var gainRecovery: Float { 0.5 }
+    private static var farEndMeanSquare: Float { 1e-8 }
+    private static var reverberationSeconds: Double { 0.3 }
+
+    /// `sampleRate`: frames per second (8000 ... 48000). `blockFrameCount`: frames per block (e.g. 10 ms).
+    /// Not real-time safe.
+    public init(sampleRate: Int, blockFrameCount: Int) {
+        precondition(sampleRate > 0 && blockFrameCount > 1, "ResidualEchoSuppressor sizes must be positive")
+        self.sampleRate = sampleRate
+        self.blockFrameCount = blockFrameCount
+        var size = 4
+        while size < 2 * blockFrameCount { size *= 2 }
+        fft = RealFFT(frameCount: size)
+        binCount = fft.binCount
+        comfortNoise = ComfortNoise(binCount: binCount)
+        tailDecay = Float(exp(-6.9 * Double(blockFrameCount) / (Self.reverberationSeconds * Double(sampleRate))))
+        let binHertz = Double(sampleRate) / Double(size)
+        lowestDetectionBin = max(1, Int(200 / binHertz))
+        highestDetectionBin = min(binCount - 1, Int(min(4000, 0.45 * Double(sampleRate)) / binHertz))
+
+        func filled(_ count: Int, _ value: Float) -> UnsafeMutablePointer<Float> {
+            let pointer = UnsafeMutablePointer<Float>.allocate(capacity: count)
+            pointer.initialize(repeating: value, count: count)
+            return pointer
+        }
+        let windowCount = 2 * blockFrameCount
+        window = filled(windowCount, 0)
+        for n in 0..<windowCount { window[n] = Float(sin(Double.pi * (Double(n) + 0.5) / Double(windowCount))) }
+        outputHistory = filled(windowCount, 0)
+        estimateHistory = filled(windowCount, 0)
+        referenceHistory = filled(windowCount, 0)
+        frame = filled(size, 0)
+        overlap = filled(blockFrameCount, 0)
+        outputReal = filled(binCount, 0)
+        outputImaginary = filled(binCount, 0)
+        spareReal = filled(binCount, 0)
+        spareImaginary = filled(binCount, 0)
+        outputPower = filled(binCount, 0)
+        estimateTail = filled(binCount, 0)
+        referenceTail = filled(binCount, 0)
+        leakage = filled(binCount, 1)
+        referenceCoupling = filled(binCount, 1)
+        residualEcho = filled(binCount, 0)
+        gains = filled(binCount, 1)
+    }
+
+    deinit {
+        for pointer in [window, outputHistory, estimateHistory, referenceHistory, frame, overlap, outputReal,
+                        outputImaginary, spareReal, spareImaginary, outputPower, estimateTail, referenceTail,
+                        leakage, referenceCoupling, residualEcho, gains] {
+            pointer.deallocate()
+        }
+    }
+
+    /// One block: `output` is the linear canceller's output e, replaced in place by the suppressed signal
+    /// (one block late); `echoEstimate` is y = microphone − e; `reference` is the delay-aligned loudspeaker
+    /// signal fed to the canceller. All three hold `blockFrameCount` frames. Real-time safe.
+    public func process(output: UnsafeMutableBufferPointer<Float>, echoEstimate: UnsafeBufferPointer<Float>,
+                        reference: UnsafeBufferPointer<Float>) {
+        let h = blockFrameCount
+        guard output.count == h, echoEstimate.count == h, reference.count == h,
+              let e = output.baseAddress, let y = echoEstimate.baseAddress, let x = reference.baseAddress else { return }
+        var referenceMeanSquare: Float = 0
+        for i in 0..<h { referenceMeanSquare += x[i] * x[i] }
+        let farEndActive = referenceMeanSquare / Float(h) > Self.farEndMeanSquare
+
+        // Reference and echo estimate: power spectra with a reverberant tail.
+        analyse(x, history: referenceHistory, real: spareReal, imaginary: spareImaginary)
+        for k in 0..<binCount {
+            let p = spareReal[k] * spareReal[k] + spareImaginary[k] * spareImaginary[k]
+            referenceTail[k] = max(p, tailDecay * referenceTail[k])
+        }
+        analyse(y, history: estimateHistory, real: spareReal, imaginary: spareImaginary)
+        for k in 0..<binCount {
+            let p = spareReal[k] * spareReal[k] + spareImaginary[k] * spareImaginary[k]
+            estimateTail[k] = max(p, tailDecay * estimateTail[k])
+        }
+        analyse(e, history: outputHistory, real: outputReal, imaginary: outputImaginary)
+        for k in 0..<binCount {
+            outputPower[k] = outputReal[k] * outputReal[k] + outputImaginary[k] * outputImaginary[k]
+        }
+        comfortNoise.track(power: outputPower)
+        let noise = comfortNoise.noisePower
+
+        // Residual echo estimate and the double-talk decision.
+        var residualSum: Float = 0, outputSum: Float = 0, noiseSum: Float = 0
+        for k in 0..<binCount {
+            let residual = farEndActive || estimateTail[k] > noise[k]
+                ? max(leakage[k] * estimateTail[k], referenceCoupling[k] * referenceTail[k]) : 0
+            residualEcho[k] = residual
+            if k >= lowestDetectionBin && k <= highestDetectionBin {
+                residualSum += residual
+                outputSum += outputPower[k]
+                noiseSum += noise[k]
+            }
+        }
+        let nearEnd = detector.update(outputPower: outputSum, residualEchoPower: residualSum, noisePower: noiseSum,
+                                      farEndActive: farEndActive)
+
+        // Learn how much echo is left, relative to the estimate and to the reference: downward quickly,
+        // upward slowly and never while the near end talks, so the ratios follow the echo seen in the
+        // near talker's pauses rather than the near talker.
+        if farEndActive {
+            let up = nearEnd ? 0 : Self.learningUp
+            for k in 0..<binCount {
+                let left = max(0, outputPower[k] - noise[k])
+                if estimateTail[k] > noise[k] {
+                    let ratio = min(4, left / estimateTail[k])
+                    leakage[k] += (ratio < leakage[k] ? Self.learningDown : up) * (ratio - leakage[k])
+                }
+                if referenceTail[k] > 1e-12 {
+                    let ratio = min(4, left / referenceTail[k])
+                    referenceCoupling[k] += (ratio < referenceCoupling[k] ? Self.learningDown : up) * (ratio - referenceCoupling[k])
+                }
+            }
+        }
+
+        let overestimate = nearEnd ? Self.doubleTalkOverestimate : Self.singleTalkOverestimate
+        let floor = nearEnd ? Self.doubleTalkFloor : Self.singleTalkFloor
+        var keptSum: Float = 0, inputSum: Float = 0
+        for k in 0..<binCount {
+            let target = max(floor, min(1, 1 - overestimate * residualEcho[k] / (outputPower[k] + 1e-20)))
+            let previous = gains[k]
+            let gain = target < previous ? target : previous + Self.gainRecovery * (target - previous)
+            gains[k] = gain
+            keptSum += gain * gain * outputPower[k]
+            inputSum += outputPower[k]
+            outputReal[k] *= gain
+            outputImaginary[k] *= gain
+        }
+        suppressionDecibels = inputSum > 0 ? 10 * log10(max(keptSum, 1e-30) / inputSum) : 0
+        comfortNoise.add(toReal: outputReal, imaginary: outputImaginary, gains: gains)
+
+        // Synthesis: inverse transform, window, overlap-add; the first half completes the previous block.
+        fft.inverse(real: outputReal, imaginary: outputImaginary, output: frame)
+        for i in 0..<h {
+            e[i] = overlap[i] + frame[i] * window[i]
+            overlap[i] = frame[h + i] * window[h + i]
+        }
+    }
+
+    /// Shifts `block` into the two-block `history` and transforms the windowed history.
+    private func analyse(_ block: UnsafePointer<Float>, history: UnsafeMutablePointer<Float>,
+                         real: UnsafeMutablePointer<Float>, imaginary: UnsafeMutablePointer<Float>) {
+        let h = blockFrameCount
+        history.update(from: history + h, count: h)
+        (history + h).update(from: block, count: h)
+        for i in 0..<(2 * h) { frame[i] = history[i] * window[i] }
+        (frame + 2 * h).update(repeating: 0, count: fft.frameCount - 2 * h)
+        fft.forward(frame, real: real, imaginary: imaginary)
+    }
+}

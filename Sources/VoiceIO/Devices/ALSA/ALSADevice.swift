@@ -1,0 +1,135 @@
+/// A duplex `AudioDevice` over alsa-lib: one capture PCM and one playback PCM run in lock step.
+///
+/// `open` negotiates the capture PCM first (rate near the request, S16_LE or FLOAT_LE interleaved, 1 or 2
+/// channels, the requested period and buffer), then the playback PCM at exactly the capture's rate and period.
+/// `start` links the PCMs when the plugins allow (`snd_pcm_link`), otherwise prefills playback with silence and
+/// starts both back to back, and runs the cycle on its own thread (`SCHED_FIFO` when permitted).
+/// Life cycle and thread rules are those of `AudioDevice`; `timing` and `statistics` are safe from any thread.
+public final class ALSADevice: AudioDevice, @unchecked Sendable {
+    /// Knobs beyond `DeviceConfiguration`.
+    public struct Options: Sendable, Hashable {
+        /// Sample types in order of preference.
+        public var sampleTypes: [SampleType]
+        /// Channel counts in order of preference (1 or 2).
+        public var channelCounts: [Int]
+        /// `SCHED_FIFO` priority for the I/O thread, or nil to keep the default scheduler.
+        public var realTimePriority: Int32?
+        /// How long `stop` waits for the I/O thread, in milliseconds.
+        public var stopTimeoutMilliseconds: Int
+
+        public init(sampleTypes: [SampleType] = [.int16, .float32], channelCounts: [Int] = [1, 2],
+                    realTimePriority: Int32? = 40, stopTimeoutMilliseconds: Int = 2000) {
+            self.sampleTypes = sampleTypes
+            self.channelCounts = channelCounts
+            self.realTimePriority = realTimePriority
+            self.stopTimeoutMilliseconds = stopTimeoutMilliseconds
+        }
+    }
+
+    public let playbackName: String
+    public let captureName: String
+    public let config: ALSAConfig?
+    public let options: Options
+    /// What the capture PCM gave at the last `open`.
+    public private(set) var captureSettings: ALSAStreamSettings?
+    /// What the playback PCM gave at the last `open`.
+    public private(set) var playbackSettings: ALSAStreamSettings?
+
+    private var capture: ALSAPCM?
+    private var playback: ALSAPCM?
+    private var ioThread: ALSAIOThread?
+    private let counters = ALSADeviceCounters()
+
+    /// A device playing to `playbackName` and capturing from `captureName`, looked up in `config` when given
+    /// (otherwise in the global ALSA configuration). Nothing is opened until `open`.
+    public init(playbackName: String, captureName: String, config: ALSAConfig? = nil, options: Options = Options()) {
+        self.playbackName = playbackName
+        self.captureName = captureName
+        self.config = config
+        self.options = options
+    }
+
+    /// A device playing to and capturing from the same PCM name.
+    public convenience init(name: String, config: ALSAConfig? = nil, options: Options = Options()) {
+        self.init(playbackName: name, captureName: name, config: config, options: options)
+    }
+
+    public var name: String {
+        playbackName == captureName ? "alsa:\(playbackName)" : "alsa:\(playbackName)|\(captureName)"
+    }
+
+    /// Opens and configures both PCMs; returns the rate and period of the capture side (the cycle's) and the
+    /// playback buffer. Stops a running cycle first. Not real-time safe.
+    public func open(requested: DeviceConfiguration) throws -> DeviceConfiguration {
+        stop()
+        capture = nil
+        playback = nil
+        captureSettings = nil
+        playbackSettings = nil
+        let captureRequest = ALSAHardwareRequest(
+            sampleRate: requested.sampleRate, periodFrames: requested.periodFrames,
+            bufferFrames: requested.bufferFrames, sampleTypes: options.sampleTypes, channelCounts: options.channelCounts)
+        let newCapture = try ALSAPCM(name: captureName, direction: .capture, config: config)
+        let captureGiven = try newCapture.configure(captureRequest)
+        var playbackRequest = captureRequest
+        playbackRequest.sampleRate = captureGiven.format.sampleRate
+        playbackRequest.requiresExactRate = true
+        playbackRequest.periodFrames = captureGiven.periodFrames
+        let newPlayback = try ALSAPCM(name: playbackName, direction: .playback, config: config)
+        let playbackGiven = try newPlayback.configure(playbackRequest)
+        capture = newCapture
+        playback = newPlayback
+        captureSettings = captureGiven
+        playbackSettings = playbackGiven
+        return DeviceConfiguration(sampleRate: captureGiven.format.sampleRate, periodFrames: captureGiven.periodFrames,
+                                   bufferFrames: playbackGiven.bufferFrames)
+    }
+
+    /// Starts both directions and the I/O thread calling `cycle` once per period. Not real-time safe.
+    public func start(_ cycle: @escaping DeviceIOCycle) throws {
+        guard let capture, let playback, let captureSettings, let playbackSettings else {
+            throw ALSAError("start before open", deviceName: captureName, code: -77)
+        }
+        stop()
+        counters.reset()
+        let thread = try ALSAIOThread(capture: capture, captureSettings: captureSettings, playback: playback,
+                                      playbackSettings: playbackSettings, cycle: cycle, counters: counters,
+                                      realTimePriority: options.realTimePriority)
+        try thread.start()
+        ioThread = thread
+    }
+
+    /// Stops the I/O thread (waiting at most `options.stopTimeoutMilliseconds`) and both PCMs. Not real-time safe.
+    public func stop() {
+        ioThread?.stop(timeoutMilliseconds: options.stopTimeoutMilliseconds)
+        ioThread = nil
+    }
+
+    public var timing: DeviceTiming { counters.timing }
+
+    /// Counts kept by the I/O thread since the last `start`. Safe from any thread.
+    public var statistics: ALSADeviceStatistics {
+        ALSADeviceStatistics(
+            cycleCount: counters.cycleCount.load(ordering: .relaxed),
+            capturedFrameCount: counters.capturedFrameCount.load(ordering: .relaxed),
+            droppedPlaybackFrameCount: counters.droppedPlaybackFrameCount.load(ordering: .relaxed),
+            waitTimeoutCount: counters.waitTimeoutCount.load(ordering: .relaxed),
+            ioThreadCPUNanoseconds: counters.ioThreadCPUNanoseconds.load(ordering: .relaxed))
+    }
+
+    deinit { stop() }
+}
+
+/// What an `ALSADevice`'s I/O thread counted since its last start.
+public struct ALSADeviceStatistics: Sendable, Hashable {
+    /// Calls of the I/O cycle.
+    public var cycleCount: Int
+    /// Frames read from the capture PCM.
+    public var capturedFrameCount: Int
+    /// Playback frames the PCM had no room for (capture clock running ahead), dropped.
+    public var droppedPlaybackFrameCount: Int
+    /// Waits for capture that hit the poll timeout (a stalled device).
+    public var waitTimeoutCount: Int
+    /// CPU time the I/O thread used, in nanoseconds; known once it has stopped (0 before).
+    public var ioThreadCPUNanoseconds: Int
+}

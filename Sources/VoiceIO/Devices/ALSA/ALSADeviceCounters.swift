@@ -1,0 +1,37 @@
+import Synchronization
+
+/// Measurements the I/O thread publishes and any thread reads: relaxed atomics, one writer (the I/O thread).
+final class ALSADeviceCounters: Sendable {
+    let playbackDelayFrames = Atomic<Int>(0)
+    let captureDelayFrames = Atomic<Int>(0)
+    let driftPPMBits = Atomic<UInt64>(0)
+    let xrunCount = Atomic<Int>(0)
+    let isRealTimeScheduled = Atomic<Bool>(false)
+    let cycleCount = Atomic<Int>(0)
+    let capturedFrameCount = Atomic<Int>(0)
+    let droppedPlaybackFrameCount = Atomic<Int>(0)
+    let waitTimeoutCount = Atomic<Int>(0)
+    let ioThreadCPUNanoseconds = Atomic<Int>(0)
+
+    /// Zeroes everything before a new start. Not called while the I/O thread runs.
+    func reset() {
+        playbackDelayFrames.store(0, ordering: .relaxed)
+        captureDelayFrames.store(0, ordering: .relaxed)
+        xrunCount.store(0, ordering: .relaxed)
+        cycleCount.store(0, ordering: .relaxed)
+        capturedFrameCount.store(0, ordering: .relaxed)
+        droppedPlaybackFrameCount.store(0, ordering: .relaxed)
+        waitTimeoutCount.store(0, ordering: .relaxed)
+        ioThreadCPUNanoseconds.store(0, ordering: .relaxed)
+        driftPPMBits.store(0, ordering: .relaxed)
+        isRealTimeScheduled.store(false, ordering: .relaxed)
+    }
+
+    var timing: DeviceTiming {
+        DeviceTiming(playbackDelayFrames: playbackDelayFrames.load(ordering: .relaxed),
+                     captureDelayFrames: captureDelayFrames.load(ordering: .relaxed),
+                     driftPPM: Double(bitPattern: driftPPMBits.load(ordering: .relaxed)),
+                     xrunCount: xrunCount.load(ordering: .relaxed),
+                     isRealTimeScheduled: isRealTimeScheduled.load(ordering: .relaxed))
+    }
+}

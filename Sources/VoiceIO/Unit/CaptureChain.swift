@@ -1,0 +1,169 @@
+import Glibc
+
+/// The microphone side of the unit: device-rate capture and echo reference in, processed voice out.
+///
+/// ```
+/// capture (device rate) --> down-convert --> mic FIFO ------------------------+
+/// reference (device rate) -> down-convert --> ref FIFO --> delay line --------+--> stage --> output ring
+///                                                  \--> EchoAligner (delay) --^     (EchoPipeline or
+///                                                                                    PassThroughProcessor)
+/// ```
+/// Both directions use converters with the same ratio fed the same frame counts, so the FIFOs stay in lock step
+/// and processing runs on whole voice blocks as soon as both hold one. `process` is real-time safe; one thread.
+final class CaptureChain {
+    let deviceRate: Int
+    let voiceRate: Int
+    /// Frames per processing block at the voice rate (10 ms, rounded down).
+    let blockFrameCount: Int
+    let pipeline: EchoPipeline
+    let passThrough: PassThroughProcessor
+    let aligner: EchoAligner
+    /// Delay the aligner is told about before it has an estimate, in voice-rate frames.
+    private let microphoneConverter: RateConverter
+    private let referenceConverter: RateConverter
+    private let microphoneFIFO: SPSCRing<Float>
+    private let referenceFIFO: SPSCRing<Float>
+    private let delayLine: DelayLine
+    private let convertedMicrophone: UnsafeMutableBufferPointer<Float>
+    private let convertedReference: UnsafeMutableBufferPointer<Float>
+    private let microphoneBlock: UnsafeMutableBufferPointer<Float>
+    private let referenceBlock: UnsafeMutableBufferPointer<Float>
+    private let processedBlock: UnsafeMutableBufferPointer<Float>
+    private let crossfadeBlock: UnsafeMutableBufferPointer<Float>
+    /// The stage the last block used (nil before the first block, which needs no cross-fade).
+    private var wasBypassed: Bool?
+    private var microphonePower: Float = 0
+    private var processedPower: Float = 0
+
+    /// Smoothed echo return loss enhancement while the reference is active, in dB.
+    private(set) var erleDB: Float = 0
+    /// Whether the last block had near-end voice (the stage's decision, gated by the echo estimate).
+    private(set) var isNearVoiceActive = false
+    /// Level of the processed voice over the last period.
+    private(set) var processedLevel = Level.silence
+
+    /// `initialDelayFrames`: device-reported delay between playback and capture, in device-rate frames.
+    /// Not real-time safe (allocates everything the real-time path needs).
+    init(deviceRate: Int, voiceRate: Int, maximumPeriodFrames: Int, settings: EchoPipelineSettings,
+         initialDelayFrames: Int) throws(SpeexError) {
+        self.deviceRate = deviceRate
+        self.voiceRate = voiceRate
+        blockFrameCount = voiceRate / 100
+        microphoneConverter = try RateConverter(inputRate: deviceRate, outputRate: voiceRate,
+                                                maximumInputFrames: maximumPeriodFrames)
+        referenceConverter = try RateConverter(inputRate: deviceRate, outputRate: voiceRate,
+                                               maximumInputFrames: maximumPeriodFrames)
+        pipeline = try EchoPipeline(sampleRate: voiceRate, blockFrameCount: blockFrameCount, settings: settings)
+        passThrough = PassThroughProcessor(blockFrameCount: blockFrameCount)
+        aligner = EchoAligner(sampleRate: voiceRate, maximumBlockFrames: blockFrameCount,
+                              initialDelayFrames: initialDelayFrames * voiceRate / deviceRate)
+        let fifoFrames = 2 * (microphoneConverter.maximumOutputFrames + blockFrameCount)
+        microphoneFIFO = SPSCRing(minimumCapacity: fifoFrames, filledWith: 0)
+        referenceFIFO = SPSCRing(minimumCapacity: fifoFrames, filledWith: 0)
+        delayLine = DelayLine(maximumDelayFrames: aligner.maximumDelayFrames, maximumBlockFrames: blockFrameCount)
+        convertedMicrophone = .allocate(capacity: microphoneConverter.maximumOutputFrames)
+        convertedReference = .allocate(capacity: referenceConverter.maximumOutputFrames)
+        microphoneBlock = .allocate(capacity: blockFrameCount)
+        referenceBlock = .allocate(capacity: blockFrameCount)
+        processedBlock = .allocate(capacity: blockFrameCount)
+        crossfadeBlock = .allocate(capacity: blockFrameCount)
+        for buffer in [convertedMicrophone, convertedReference, microphoneBlock, referenceBlock, processedBlock,
+                       crossfadeBlock] {
+            buffer.initialize(repeating: 0)
+        }
+    }
+
+    deinit {
+        for buffer in [convertedMicrophone, convertedReference, microphoneBlock, referenceBlock, processedBlock,
+                       crossfadeBlock] {
+            buffer.deallocate()
+        }
+    }
+
+    /// Frames of delay the chain adds between capture and output, in voice-rate frames (conversion only; the
+    /// block FIFO adds up to one block more).
+    var latencyFrames: Int { microphoneConverter.latencyFrames }
+
+    /// Bulk delay applied to the reference now, in milliseconds.
+    var delayMilliseconds: Float { Float(aligner.delayFrames) * 1000 / Float(voiceRate) }
+
+    /// Processes one device period: `capture` and `reference` have the same count. Writes processed voice to
+    /// `output` and returns the frames written; frames that do not fit are counted in `droppedFrames`.
+    /// Real-time safe.
+    func process(capture: UnsafeBufferPointer<Float>, reference: UnsafeBufferPointer<Float>, bypass: Bool,
+                 agc: Bool, output: SPSCRing<Float>, droppedFrames: inout Int) -> Int {
+        let microphoneCount = microphoneConverter.convert(capture, into: convertedMicrophone)
+        let referenceCount = referenceConverter.convert(reference, into: convertedReference)
+        microphoneFIFO.write(UnsafeBufferPointer(rebasing: convertedMicrophone[..<microphoneCount]))
+        referenceFIFO.write(UnsafeBufferPointer(rebasing: convertedReference[..<referenceCount]))
+        pipeline.isAGCEnabled = agc
+        var written = 0
+        var sumOfSquares: Float = 0
+        var peak: Float = 0
+        while microphoneFIFO.availableToRead >= blockFrameCount, referenceFIFO.availableToRead >= blockFrameCount {
+            microphoneFIFO.read(into: microphoneBlock)
+            referenceFIFO.read(into: referenceBlock)
+            processBlock(bypass: bypass)
+            for sample in processedBlock {
+                sumOfSquares += sample * sample
+                peak = max(peak, abs(sample))
+            }
+            let accepted = output.write(UnsafeBufferPointer(processedBlock))
+            droppedFrames += blockFrameCount - accepted
+            written += blockFrameCount
+        }
+        if written > 0 {
+            processedLevel = Level(
+                rmsDBFS: LevelMeter.dBFS(amplitude: Double((sumOfSquares / Float(written)).squareRoot())),
+                peakDBFS: LevelMeter.dBFS(amplitude: Double(peak)))
+        }
+        return written
+    }
+
+    private func processBlock(bypass: Bool) {
+        let microphone = UnsafeBufferPointer(microphoneBlock)
+        aligner.observe(microphone: microphone, reference: UnsafeBufferPointer(referenceBlock))
+        delayLine.process(UnsafeBufferPointer(referenceBlock), into: referenceBlock, delayFrames: aligner.delayFrames)
+        let reference = UnsafeBufferPointer(referenceBlock)
+        let referencePower = meanSquare(reference)
+        let stageVoice: Bool
+        if bypass == (wasBypassed ?? bypass) {
+            wasBypassed = bypass
+            stageVoice = bypass
+                ? passThrough.process(microphone: microphone, reference: reference, output: processedBlock)
+                : pipeline.process(microphone: microphone, reference: reference, output: processedBlock)
+        } else {
+            // Switching stage: run both for this block and fade from the old one to the new one.
+            let toBypass = passThrough.process(microphone: microphone, reference: reference, output: crossfadeBlock)
+            let toPipeline = pipeline.process(microphone: microphone, reference: reference, output: processedBlock)
+            stageVoice = bypass ? toBypass : toPipeline
+            let step = 1 / Float(blockFrameCount)
+            for index in 0..<blockFrameCount {
+                let bypassWeight = bypass ? Float(index + 1) * step : 1 - Float(index + 1) * step
+                processedBlock[index] = bypassWeight * crossfadeBlock[index] + (1 - bypassWeight) * processedBlock[index]
+            }
+            wasBypassed = bypass
+        }
+        updateERLE(referencePower: referencePower, microphone: microphone)
+        // While the loudspeaker plays, the stage's voice decision only counts once the echo is well below the
+        // microphone: otherwise the echo itself (far voice, app sounds) would pass for a near talker.
+        isNearVoiceActive = stageVoice && (referencePower < 1e-6 || erleDB > Self.nearActivityMinimumERLEDB)
+    }
+
+    /// ERLE above which voice in the processed signal is taken for the near talker while the speaker plays.
+    static let nearActivityMinimumERLEDB: Float = 10
+
+    private func updateERLE(referencePower: Float, microphone: UnsafeBufferPointer<Float>) {
+        guard referencePower > 1e-6 else { return }  // reference below -60 dBFS: nothing to measure
+        let smoothing: Float = 0.95
+        microphonePower = smoothing * microphonePower + meanSquare(microphone)
+        processedPower = smoothing * processedPower + meanSquare(UnsafeBufferPointer(processedBlock))
+        erleDB = 10 * log10(max(microphonePower, 1e-12) / max(processedPower, 1e-12))
+    }
+
+    private func meanSquare(_ block: UnsafeBufferPointer<Float>) -> Float {
+        var sum: Float = 0
+        for sample in block { sum += sample * sample }
+        return sum / Float(max(block.count, 1))
+    }
+}

@@ -1,0 +1,76 @@
+/// Runs the unit's capture chain over whole recordings: a microphone and the loudspeaker signal (the echo
+/// reference) at the device rate, sample `i` of both being the same instant, into processed voice at the voice
+/// rate. What `voicepeer process` uses; the same code path as a running `VoiceProcessingIO`.
+///
+/// The output is aligned with the microphone: the conversion latency is removed, so output frame `j` is the
+/// microphone around frame `j × deviceRate / voiceRate`. Not real-time (it works on arrays).
+public final class OfflineVoiceProcessor {
+    public let deviceRate: Int
+    public let voiceFormat: StreamFormat
+    /// Frames per device period fed at a time (10 ms).
+    public let periodFrames: Int
+    private let chain: CaptureChain
+    private let output: SPSCRing<Float>
+
+    public init(deviceRate: Int, voiceRate: Int, settings: EchoPipelineSettings = .init())
+        throws(VoiceProcessingError) {
+        do {
+            voiceFormat = try StreamFormat.voice(sampleRate: voiceRate)
+            _ = try StreamFormat(sampleRate: deviceRate)
+        } catch {
+            throw .format(error)
+        }
+        self.deviceRate = deviceRate
+        periodFrames = max(deviceRate / 100, 1)
+        do {
+            chain = try CaptureChain(deviceRate: deviceRate, voiceRate: voiceRate, maximumPeriodFrames: periodFrames,
+                                     settings: settings, initialDelayFrames: 0)
+        } catch {
+            throw .speex(error)
+        }
+        output = SPSCRing(minimumCapacity: 4 * voiceRate / 100 + 64, filledWith: 0)
+    }
+
+    /// Skips the processing stage (conversion only).
+    public var bypass = false
+    /// Gain control on the processed voice.
+    public var enableAGC = true
+
+    /// Smoothed ERLE at the end of the last run, in dB.
+    public var erleDB: Float { chain.erleDB }
+    /// Bulk delay applied to the reference at the end of the last run, in milliseconds.
+    public var delayMilliseconds: Float { chain.delayMilliseconds }
+    /// Whether the delay was estimated (false: no reliable correlation peak was found).
+    public var isDelayEstimated: Bool { chain.aligner.estimateCount > 0 }
+
+    /// Processes `microphone` against `loudspeaker` (shorter one zero-padded to the microphone's length) and
+    /// returns the processed voice, `microphone.count × voiceRate / deviceRate` frames.
+    public func process(microphone: [Float], loudspeaker: [Float]) -> [Float] {
+        let expected = microphone.count * voiceFormat.sampleRate / deviceRate
+        let latency = chain.latencyFrames
+        var result = [Float]()
+        result.reserveCapacity(expected + latency + 2 * chain.blockFrameCount)
+        var periodMicrophone = [Float](repeating: 0, count: periodFrames)
+        var periodLoudspeaker = [Float](repeating: 0, count: periodFrames)
+        var drained = [Float](repeating: 0, count: output.capacity)
+        var start = 0
+        var dropped = 0
+        while result.count < expected + latency {
+            for index in 0..<periodFrames {
+                let frame = start + index
+                periodMicrophone[index] = frame < microphone.count ? microphone[frame] : 0
+                periodLoudspeaker[index] = frame < loudspeaker.count && frame < microphone.count ? loudspeaker[frame] : 0
+            }
+            start += periodFrames
+            periodMicrophone.withUnsafeBufferPointer { capture in
+                periodLoudspeaker.withUnsafeBufferPointer { reference in
+                    _ = chain.process(capture: capture, reference: reference, bypass: bypass, agc: enableAGC,
+                                      output: output, droppedFrames: &dropped)
+                }
+            }
+            let count = drained.withUnsafeMutableBufferPointer { output.read(into: $0) }
+            result.append(contentsOf: drained[..<count])
+        }
+        return Array(result[latency..<(latency + expected)])
+    }
+}

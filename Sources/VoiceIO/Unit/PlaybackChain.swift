@@ -1,0 +1,108 @@
+/// The loudspeaker side of the unit: far-end voice pulled from the app, up-converted, mixed with ducked other
+/// audio, muted on request. What it writes is both the playback and the echo reference.
+///
+/// ```
+/// render callback (voice rate) -> up-convert -> far FIFO --+
+/// other-audio ring (device rate) -> Ducker -----------------+-> mix -> clip -> mute ramp -> playback = reference
+/// ```
+/// `render` is real-time safe; one thread.
+final class PlaybackChain {
+    let deviceRate: Int
+    let voiceFormat: StreamFormat
+    let blockFrameCount: Int
+    let ducker: Ducker
+    var renderCallback: VoiceRenderCallback?
+    /// Far-end RMS above which the far end counts as talking, in dBFS.
+    static let farActivityThresholdDBFS: Float = -45
+    private let converter: RateConverter
+    private let farFIFO: SPSCRing<Float>
+    private let voiceBlock: UnsafeMutableBufferPointer<Float>
+    private let voiceBlockInt16: UnsafeMutableBufferPointer<Int16>
+    private let convertedBlock: UnsafeMutableBufferPointer<Float>
+    private let otherBlock: UnsafeMutableBufferPointer<Float>
+    private var muteGain: Float = 1
+
+    /// Whether the last period carried far-end voice.
+    private(set) var isFarVoiceActive = false
+    private(set) var farLevel = Level.silence
+    private(set) var otherLevel = Level.silence
+    /// Periods in which other audio that was playing ran short (the end of each sound counts once).
+    private(set) var otherAudioUnderrunCount = 0
+    private var wasOtherAudioPlaying = false
+
+    /// Not real-time safe.
+    init(deviceRate: Int, voiceFormat: StreamFormat, maximumPeriodFrames: Int) throws(SpeexError) {
+        self.deviceRate = deviceRate
+        self.voiceFormat = voiceFormat
+        blockFrameCount = voiceFormat.sampleRate / 100
+        ducker = Ducker(sampleRate: deviceRate)
+        converter = try RateConverter(inputRate: voiceFormat.sampleRate, outputRate: deviceRate,
+                                      maximumInputFrames: blockFrameCount)
+        farFIFO = SPSCRing(minimumCapacity: maximumPeriodFrames + 2 * converter.maximumOutputFrames, filledWith: 0)
+        voiceBlock = .allocate(capacity: blockFrameCount)
+        voiceBlock.initialize(repeating: 0)
+        voiceBlockInt16 = .allocate(capacity: blockFrameCount)
+        voiceBlockInt16.initialize(repeating: 0)
+        convertedBlock = .allocate(capacity: converter.maximumOutputFrames)
+        convertedBlock.initialize(repeating: 0)
+        otherBlock = .allocate(capacity: maximumPeriodFrames)
+        otherBlock.initialize(repeating: 0)
+    }
+
+    deinit {
+        voiceBlock.deallocate()
+        voiceBlockInt16.deallocate()
+        convertedBlock.deallocate()
+        otherBlock.deallocate()
+    }
+
+    /// Fills `playback` with the next period of loudspeaker signal. `nearVoiceActive` drives voice-activity
+    /// ducking together with the far end. Real-time safe.
+    func render(into playback: UnsafeMutableBufferPointer<Float>, otherAudio: SPSCRing<Float>,
+                duckLevelDB: Float?, duckOnVoiceOnly: Bool, nearVoiceActive: Bool, mute: Bool) {
+        let count = min(playback.count, otherBlock.count)
+        pullFarVoice(frameCount: count)
+        farFIFO.read(into: UnsafeMutableBufferPointer(rebasing: playback[..<count]))
+        farLevel = LevelMeter.measure(UnsafeBufferPointer(rebasing: playback[..<count]))
+        isFarVoiceActive = farLevel.rmsDBFS > Self.farActivityThresholdDBFS
+
+        let other = UnsafeMutableBufferPointer(rebasing: otherBlock[..<count])
+        let otherCount = otherAudio.read(into: other)
+        if otherCount < count {
+            other.baseAddress!.advanced(by: otherCount).update(repeating: 0, count: count - otherCount)
+            if wasOtherAudioPlaying { otherAudioUnderrunCount += 1 }
+        }
+        wasOtherAudioPlaying = otherCount == count
+        let voiceActive = !duckOnVoiceOnly || isFarVoiceActive || nearVoiceActive
+        ducker.process(other, levelDB: duckLevelDB ?? 0, isActive: duckLevelDB != nil && voiceActive)
+        otherLevel = LevelMeter.measure(UnsafeBufferPointer(other))
+
+        let targetGain: Float = mute ? 0 : 1
+        let rampStep = 1 / Float(count)
+        for index in 0..<count {
+            if muteGain < targetGain { muteGain = min(muteGain + rampStep, targetGain) }
+            if muteGain > targetGain { muteGain = max(muteGain - rampStep, targetGain) }
+            let mixed = playback[index] + other[index]
+            playback[index] = min(max(mixed, -1), 1) * muteGain
+        }
+    }
+
+    /// Asks the app for voice blocks until a period's worth of device-rate frames is queued.
+    private func pullFarVoice(frameCount: Int) {
+        while farFIFO.availableToRead < frameCount {
+            if let renderCallback {
+                switch voiceFormat.sampleType {
+                case .float32:
+                    renderCallback(.float32(voiceBlock))
+                case .int16:
+                    renderCallback(.int16(voiceBlockInt16))
+                    SampleConversion.float(from: UnsafeBufferPointer(voiceBlockInt16), into: voiceBlock)
+                }
+            } else {
+                voiceBlock.update(repeating: 0)
+            }
+            let produced = converter.convert(UnsafeBufferPointer(voiceBlock), into: convertedBlock)
+            farFIFO.write(UnsafeBufferPointer(rebasing: convertedBlock[..<produced]))
+        }
+    }
+}

@@ -1,0 +1,300 @@
+import Synchronization
+
+//  The voice-processing I/O unit (after Apple's Voice-Processing I/O). One device period per I/O cycle:
+//
+//                          element 0 (output)
+//   render callback ──► voice block ──► up-convert ──► far FIFO ──┐
+//   (voice rate, app)                   (voice→device)            │
+//   enqueueOtherAudio ─► convert (app thread) ─► ring ─► Ducker ──┴─► mix ─► clip ─► mute ramp ─┬─► device playback
+//   (any rate)                                        (-N dB, voice-activity ramps)             │
+//                                                                                echo reference │ (= what is played)
+//                          element 1 (input)                                                    ▼
+//   device capture ──► down-convert ──► mic FIFO ─────────────────────────────────┐    down-convert ─► ref FIFO
+//   (device rate)      (device→voice)                                             │                      │
+//                                                       EchoAligner ◄─────────────┼──────────────────────┤
+//                                                        (bulk delay) ──► DelayLine ◄────────────────────┘
+//                                                                             │
+//                         ┌───────────────────────────────────────────────────┘ aligned reference
+//                         ▼
+//   mic block ──► EchoPipeline: MDF echo canceller ─► noise + residual echo suppression ─► AGC ──► input ring
+//            └──► PassThroughProcessor (bypass; one block cross-fade when switching) ──────────────►  (voice rate)
+//                                                                  input callback ◄── frames ready ──┘ readInput
+//
+//  Corners: the device imposes its rate on the outer sides; the app's voice format (8–48 kHz mono, Int16 or
+//  Float32) is the inner side of both elements. Conversion is skipped when the rates match.
+
+/// How the unit is built. Fixed at creation.
+public struct VoiceProcessingSettings: Sendable, Hashable {
+    /// The processing stage's tuning.
+    public var pipeline = EchoPipelineSettings()
+    /// The device rate to ask for; the device may give another.
+    public var requestedDeviceRate = 48000
+    /// The device period to ask for, in milliseconds.
+    public var periodMilliseconds = 10.0
+    /// Other audio queued ahead of the loudspeaker, at most, in milliseconds.
+    public var otherAudioCapacityMilliseconds = 2000.0
+    /// Processed voice kept for the app to read, at most, in milliseconds.
+    public var inputCapacityMilliseconds = 1000.0
+
+    public init() {}
+}
+
+/// A full-duplex voice unit on top of an `AudioDevice`: far-end voice out, echo-cancelled voice in.
+///
+/// Build it (opens the device and allocates everything), set the callbacks, `start`, `stop`. Properties can be
+/// set from any thread at any time; the real-time thread picks them up at the next period. Listeners hear about
+/// changes on a private queue. After `start`, the I/O cycle allocates nothing and takes no lock.
+public final class VoiceProcessingIO: @unchecked Sendable {
+    /// The app's voice format (both elements).
+    public let voiceFormat: StreamFormat
+    /// What the device gave.
+    public let deviceConfiguration: DeviceConfiguration
+    public let device: any AudioDevice
+    private let playbackChain: PlaybackChain
+    private let captureChain: CaptureChain
+    private let otherAudio: OtherAudioInput
+    private let inputRing: SPSCRing<Float>
+    private let inputScratch: UnsafeMutableBufferPointer<Float>
+    private var inputCallback: VoiceInputCallback?
+    private let statisticsStore = StatisticsStore()
+    private let listeners = PropertyListeners()
+    private let running = Atomic<Bool>(false)
+
+    private let bypassFlag = Atomic<Bool>(false)
+    private let agcFlag = Atomic<Bool>(true)
+    private let duckFlag = Atomic<Bool>(false)
+    private let duckingLevel = AtomicFloat(-15)
+    private let duckingModeValue = Atomic<UInt8>(DuckingMode.always.rawValue)
+    private let muteFlag = Atomic<Bool>(false)
+
+    /// Opens `device` and prepares the graph. `voiceFormat` must be mono at one of `StreamFormat.voiceRates`.
+    /// Not real-time safe.
+    public init(device: any AudioDevice, voiceFormat: StreamFormat, settings: VoiceProcessingSettings = .init())
+        throws(VoiceProcessingError) {
+        guard voiceFormat.channelCount == 1 else { throw .notMono(voiceFormat) }
+        do {
+            _ = try StreamFormat.voice(sampleRate: voiceFormat.sampleRate, sampleType: voiceFormat.sampleType)
+        } catch {
+            throw .format(error)
+        }
+        let configuration: DeviceConfiguration
+        do {
+            configuration = try device.open(requested: .request(sampleRate: settings.requestedDeviceRate,
+                                                                periodMilliseconds: settings.periodMilliseconds))
+        } catch {
+            throw .device(name: device.name, reason: "\(error)")
+        }
+        self.device = device
+        self.voiceFormat = voiceFormat
+        deviceConfiguration = configuration
+        let timing = device.timing
+        do {
+            playbackChain = try PlaybackChain(deviceRate: configuration.sampleRate, voiceFormat: voiceFormat,
+                                              maximumPeriodFrames: configuration.periodFrames)
+            captureChain = try CaptureChain(deviceRate: configuration.sampleRate, voiceRate: voiceFormat.sampleRate,
+                                            maximumPeriodFrames: configuration.periodFrames,
+                                            settings: settings.pipeline,
+                                            initialDelayFrames: timing.playbackDelayFrames + timing.captureDelayFrames)
+        } catch {
+            throw .speex(error)
+        }
+        otherAudio = OtherAudioInput(
+            deviceRate: configuration.sampleRate,
+            capacityFrames: Int(settings.otherAudioCapacityMilliseconds * Double(configuration.sampleRate) / 1000))
+        inputRing = SPSCRing(
+            minimumCapacity: Int(settings.inputCapacityMilliseconds * Double(voiceFormat.sampleRate) / 1000),
+            filledWith: 0)
+        inputScratch = .allocate(capacity: 1024)
+        inputScratch.initialize(repeating: 0)
+        listeners.notify(.deviceFormat)
+    }
+
+    deinit {
+        stop()
+        inputScratch.deallocate()
+    }
+
+    // MARK: Callbacks and life cycle
+
+    /// Sets the callback that supplies far-end voice. Only while stopped.
+    public func setRenderCallback(_ callback: VoiceRenderCallback?) {
+        precondition(!isRunning, "set the render callback before start")
+        playbackChain.renderCallback = callback
+    }
+
+    /// Sets the callback told when processed voice is ready. Only while stopped.
+    public func setInputCallback(_ callback: VoiceInputCallback?) {
+        precondition(!isRunning, "set the input callback before start")
+        inputCallback = callback
+    }
+
+    public var isRunning: Bool { running.load(ordering: .acquiring) }
+
+    /// Starts the device's I/O cycle. Not real-time safe.
+    public func start() throws(VoiceProcessingError) {
+        guard !isRunning else { return }
+        running.store(true, ordering: .releasing)
+        do {
+            try device.start { [unowned self] capture, playback in
+                self.ioCycle(capture: capture, playback: playback)
+            }
+        } catch {
+            running.store(false, ordering: .releasing)
+            throw .device(name: device.name, reason: "\(error)")
+        }
+    }
+
+    /// Stops the device and waits for its last cycle. Not real-time safe.
+    public func stop() {
+        guard isRunning else { return }
+        device.stop()
+        running.store(false, ordering: .releasing)
+    }
+
+    // MARK: Data
+
+    /// Processed voice frames ready to read. Real-time safe.
+    public var availableInputFrameCount: Int { inputRing.availableToRead }
+
+    /// Copies up to `frames.frameCount` processed voice frames out; returns how many. Call from the input
+    /// callback or from one other thread (a single reader). Real-time safe.
+    public func readInput(into frames: VoiceFrames) -> Int {
+        switch frames {
+        case .float32(let buffer):
+            return inputRing.read(into: buffer)
+        case .int16(let buffer):
+            var done = 0
+            while done < buffer.count {
+                let chunk = UnsafeMutableBufferPointer(rebasing: inputScratch[..<min(inputScratch.count, buffer.count - done)])
+                let count = inputRing.read(into: chunk)
+                guard count > 0 else { break }
+                SampleConversion.int16(from: UnsafeBufferPointer(rebasing: chunk[..<count]),
+                                       into: UnsafeMutableBufferPointer(rebasing: buffer[done...]))
+                done += count
+            }
+            return done
+        }
+    }
+
+    /// Queues app sounds at `sampleRate` for the loudspeaker mix (they are cancelled from the microphone too).
+    /// Converts on the calling thread; returns how many of `frames` were taken (the rest did not fit yet).
+    /// Call from one thread at a time per stream. Not real-time safe.
+    public func enqueueOtherAudio(_ frames: UnsafeBufferPointer<Float>, sampleRate: Int) throws(VoiceProcessingError)
+        -> Int {
+        do {
+            return try otherAudio.enqueue(frames, sampleRate: sampleRate)
+        } catch {
+            throw .speex(error)
+        }
+    }
+
+    /// Other audio queued and not yet played, in device-rate frames.
+    public var queuedOtherAudioFrameCount: Int { otherAudio.ring.availableToRead }
+
+    // MARK: Properties (any thread, any time; applied at the next period)
+
+    /// Skips echo cancellation, noise and residual echo suppression and gain control; conversion stays.
+    public var bypassVoiceProcessing: Bool {
+        get { bypassFlag.load(ordering: .relaxed) }
+        set { update(bypassFlag, newValue, .bypassVoiceProcessing) }
+    }
+
+    /// Automatic gain control on the processed voice (on by default).
+    public var enableAGC: Bool {
+        get { agcFlag.load(ordering: .relaxed) }
+        set { update(agcFlag, newValue, .enableAGC) }
+    }
+
+    /// Lowers other audio by `duckingLevelDB` (see `duckingMode`).
+    public var duckOthers: Bool {
+        get { duckFlag.load(ordering: .relaxed) }
+        set { update(duckFlag, newValue, .duckOthers) }
+    }
+
+    /// How far other audio is lowered while ducked, in dB (negative; clamped to -60...0).
+    public var duckingLevelDB: Float {
+        get { duckingLevel.load() }
+        set {
+            let clamped = min(max(newValue, -60), 0)
+            guard clamped != duckingLevel.load() else { return }
+            duckingLevel.store(clamped)
+            listeners.notify(.duckingLevel)
+        }
+    }
+
+    public var duckingMode: DuckingMode {
+        get { DuckingMode(rawValue: duckingModeValue.load(ordering: .relaxed)) ?? .always }
+        set {
+            guard duckingModeValue.exchange(newValue.rawValue, ordering: .relaxed) != newValue.rawValue else { return }
+            listeners.notify(.duckingMode)
+        }
+    }
+
+    /// Silences the loudspeaker (with a one-period ramp). The echo reference follows: it is what is played.
+    public var muteOutput: Bool {
+        get { muteFlag.load(ordering: .relaxed) }
+        set { update(muteFlag, newValue, .muteOutput) }
+    }
+
+    private func update(_ flag: borrowing Atomic<Bool>, _ value: Bool, _ property: VoiceProcessingProperty) {
+        guard flag.exchange(value, ordering: .relaxed) != value else { return }
+        listeners.notify(property)
+    }
+
+    // MARK: Listeners and statistics
+
+    /// Calls `handler` off the real-time thread after each property or device-format change; returns an id for
+    /// `removeListener`. Not real-time safe.
+    @discardableResult
+    public func addListener(_ handler: @escaping @Sendable (VoiceProcessingProperty) -> Void) -> Int {
+        listeners.add(handler)
+    }
+
+    public func removeListener(_ id: Int) { listeners.remove(id) }
+
+    /// Blocks until every listener notification issued so far has been delivered. Not real-time safe.
+    public func waitForListeners() { listeners.drain() }
+
+    /// What the unit measured so far. Safe from any thread while running.
+    public var statistics: VoiceProcessingStatistics { statisticsStore.snapshot(timing: device.timing) }
+
+    /// Processed voice latency added by rate conversion, in voice-rate frames.
+    public var conversionLatencyFrames: Int { captureChain.latencyFrames }
+
+    // MARK: The I/O cycle (real-time thread)
+
+    private func ioCycle(capture: UnsafeBufferPointer<Float>, playback: UnsafeMutableBufferPointer<Float>) {
+        let count = min(capture.count, playback.count)
+        let period = UnsafeMutableBufferPointer(rebasing: playback[..<count])
+        let mode = DuckingMode(rawValue: duckingModeValue.load(ordering: .relaxed)) ?? .always
+        playbackChain.render(into: period, otherAudio: otherAudio.ring,
+                             duckLevelDB: duckFlag.load(ordering: .relaxed) ? duckingLevel.load() : nil,
+                             duckOnVoiceOnly: mode == .voiceActivity,
+                             nearVoiceActive: captureChain.isNearVoiceActive,
+                             mute: muteFlag.load(ordering: .relaxed))
+        var dropped = 0
+        let microphone = UnsafeBufferPointer(rebasing: capture[..<count])
+        let written = captureChain.process(capture: microphone, reference: UnsafeBufferPointer(period),
+                                           bypass: bypassFlag.load(ordering: .relaxed),
+                                           agc: agcFlag.load(ordering: .relaxed),
+                                           output: inputRing, droppedFrames: &dropped)
+        publishStatistics(microphone: microphone, droppedFrames: dropped)
+        if written > 0, let inputCallback { inputCallback(inputRing.availableToRead) }
+    }
+
+    private func publishStatistics(microphone: UnsafeBufferPointer<Float>, droppedFrames: Int) {
+        let store = statisticsStore
+        StatisticsStore.store(LevelMeter.measure(microphone), rms: store.microphoneRMS, peak: store.microphonePeak)
+        StatisticsStore.store(captureChain.processedLevel, rms: store.processedRMS, peak: store.processedPeak)
+        StatisticsStore.store(playbackChain.farLevel, rms: store.farRMS, peak: store.farPeak)
+        StatisticsStore.store(playbackChain.otherLevel, rms: store.otherRMS, peak: store.otherPeak)
+        store.erleDB.store(captureChain.erleDB)
+        store.delayMilliseconds.store(captureChain.delayMilliseconds)
+        store.isDelayEstimated.store(captureChain.aligner.estimateCount > 0, ordering: .relaxed)
+        store.agcGainDB.store(Float(captureChain.pipeline.agcGainDB))
+        store.duckingGainDB.store(playbackChain.ducker.gainDB)
+        if droppedFrames > 0 { store.inputOverflowFrameCount.add(droppedFrames, ordering: .relaxed) }
+        store.otherAudioUnderrunCount.store(playbackChain.otherAudioUnderrunCount, ordering: .relaxed)
+        store.periodCount.add(1, ordering: .relaxed)
+    }
+}

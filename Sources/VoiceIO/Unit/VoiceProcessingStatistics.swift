@@ -1,0 +1,69 @@
+import Synchronization
+
+/// What the unit measured, as of the last device period. A snapshot; read it from any thread while running.
+public struct VoiceProcessingStatistics: Sendable, Equatable {
+    /// Echo return loss enhancement: microphone power over processed power while the reference is active, in dB,
+    /// smoothed over about half a second. Near 0 in bypass; drops during double talk.
+    public var erleDB: Float
+    /// Bulk delay applied to the echo reference, in milliseconds.
+    public var delayMilliseconds: Float
+    /// Whether the delay comes from an estimate (false: still the device's reported latency).
+    public var isDelayEstimated: Bool
+    /// Clock drift between capture and playback reported by the device, in ppm.
+    public var driftPPM: Double
+    /// The captured microphone (device rate), the processed voice (voice rate), the far-end voice played and
+    /// the other audio after ducking (device rate).
+    public var microphone: Level
+    public var processed: Level
+    public var farEnd: Level
+    public var otherAudio: Level
+    /// Gain the gain control applies now, in dB.
+    public var agcGainDB: Float
+    /// Gain on other audio now, in dB (0 = not ducked).
+    public var duckingGainDB: Float
+    public var isDucking: Bool { duckingGainDB < -0.01 }
+    /// Device overruns and underruns.
+    public var deviceXrunCount: Int
+    /// Processed frames dropped because the app did not read them in time.
+    public var inputOverflowFrameCount: Int
+    /// Periods in which queued other audio ran out while some was still expected.
+    public var otherAudioUnderrunCount: Int
+    /// Device periods processed.
+    public var periodCount: Int
+}
+
+/// The real-time thread's side of the statistics: relaxed atomics, written once per period.
+final class StatisticsStore: Sendable {
+    let erleDB = AtomicFloat(0)
+    let delayMilliseconds = AtomicFloat(0)
+    let isDelayEstimated = Atomic<Bool>(false)
+    let microphoneRMS = AtomicFloat(Level.floorDBFS), microphonePeak = AtomicFloat(Level.floorDBFS)
+    let processedRMS = AtomicFloat(Level.floorDBFS), processedPeak = AtomicFloat(Level.floorDBFS)
+    let farRMS = AtomicFloat(Level.floorDBFS), farPeak = AtomicFloat(Level.floorDBFS)
+    let otherRMS = AtomicFloat(Level.floorDBFS), otherPeak = AtomicFloat(Level.floorDBFS)
+    let agcGainDB = AtomicFloat(0)
+    let duckingGainDB = AtomicFloat(0)
+    let inputOverflowFrameCount = Atomic<Int>(0)
+    let otherAudioUnderrunCount = Atomic<Int>(0)
+    let periodCount = Atomic<Int>(0)
+
+    static func store(_ level: Level, rms: borrowing AtomicFloat, peak: borrowing AtomicFloat) {
+        rms.store(level.rmsDBFS)
+        peak.store(level.peakDBFS)
+    }
+
+    func snapshot(timing: DeviceTiming) -> VoiceProcessingStatistics {
+        VoiceProcessingStatistics(
+            erleDB: erleDB.load(), delayMilliseconds: delayMilliseconds.load(),
+            isDelayEstimated: isDelayEstimated.load(ordering: .relaxed), driftPPM: timing.driftPPM,
+            microphone: Level(rmsDBFS: microphoneRMS.load(), peakDBFS: microphonePeak.load()),
+            processed: Level(rmsDBFS: processedRMS.load(), peakDBFS: processedPeak.load()),
+            farEnd: Level(rmsDBFS: farRMS.load(), peakDBFS: farPeak.load()),
+            otherAudio: Level(rmsDBFS: otherRMS.load(), peakDBFS: otherPeak.load()),
+            agcGainDB: agcGainDB.load(), duckingGainDB: duckingGainDB.load(),
+            deviceXrunCount: timing.xrunCount,
+            inputOverflowFrameCount: inputOverflowFrameCount.load(ordering: .relaxed),
+            otherAudioUnderrunCount: otherAudioUnderrunCount.load(ordering: .relaxed),
+            periodCount: periodCount.load(ordering: .relaxed))
+    }
+}

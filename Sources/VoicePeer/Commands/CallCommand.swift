@@ -1,0 +1,202 @@
+import ArgumentParser
+import Foundation
+import VoiceCall
+import VoiceIO
+
+/// `voicepeer call`: a talk-back call over RTP/Opus between this peer's voice unit and a remote peer.
+///
+/// ```
+/// device ─► [raw mic tap ─► --record-mic] ─► VoiceProcessingIO ─► input callback ─► CallSession.sendCaptured ─► network
+///    ▲                                             ▲               └─► --record
+///    └─ [speaker tap ─► --record-speaker] ◄────────┴── render callback ◄─ CallSession.renderReceived ◄─ network
+///                                                                      └─► --record-far
+/// ```
+/// The main thread only watches: keys (`b` toggles bypass, `q` quits), SIGUSR1 (toggles bypass), SIGINT/SIGTERM
+/// (stop), the status line and the final summary. The summary gives, for the microphone and loudspeaker
+/// recordings, the monotonic-clock time of their first frame, so that `voicepeer compare` can put two peers'
+/// recordings on one time base (mouth-to-ear latency).
+struct CallCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "call",
+        abstract: "Talk-back call over RTP/Opus with the voice unit (b or SIGUSR1 toggles bypass).")
+
+    @Option(help: "Local HOST:PORT to receive on (and send from).")
+    var listen: String
+    @Option(help: "Remote peer's HOST:PORT: the only source accepted and where our stream goes.")
+    var remote: String
+    @Option(help: "Audio device: sim (simulated room) or alsa:NAME (an ALSA PCM, e.g. alsa:default; see voicepeer devices).")
+    var device = "sim"
+    @Option(help: "Near-end talker for the simulated room (an audio file; not with alsa:).")
+    var talker: String?
+    @Option(name: .customLong("voice-rate"), help: "Voice rate in Hz (8000, 11025, 12000, 16000, 24000, 48000).")
+    var voiceRate = 16000
+    @Option(help: "Opus bitrate in bit/s.")
+    var bitrate = 24000
+    @Option(name: .customLong("frame-ms"), help: "Opus frame duration in ms (10, 20, 40, 60).")
+    var frameMilliseconds = 20
+    @Flag(help: "Opus in-band forward error correction.")
+    var fec = false
+    @Flag(help: "Opus discontinuous transmission (send nothing during silence).")
+    var dtx = false
+    @Flag(help: "Start with voice processing bypassed.")
+    var bypass = false
+    @Option(help: "Record the processed microphone as sent (WAV, voice rate); toggles go to FILE.events.")
+    var record: String?
+    @Option(name: .customLong("record-mic"), help: "Record the raw microphone (WAV, device rate).")
+    var recordMic: String?
+    @Option(name: .customLong("record-far"), help: "Record the received far-end voice (WAV, voice rate).")
+    var recordFar: String?
+    @Option(name: .customLong("record-speaker"), help: "Record what the loudspeaker plays (WAV, device rate).")
+    var recordSpeaker: String?
+    @Option(help: "Write an SDP describing the stream this peer sends.")
+    var sdp: String?
+    @Option(help: "Stop after this many seconds (default: until Ctrl-C or SIGTERM).")
+    var duration: Double?
+
+    func validate() throws {
+        guard StreamFormat.voiceRates.contains(voiceRate) else {
+            throw ValidationError("--voice-rate \(voiceRate) is not one of \(StreamFormat.voiceRates.map(String.init).joined(separator: ", "))")
+        }
+        guard OpusFormat.frameDurationsMilliseconds.contains(frameMilliseconds) else {
+            throw ValidationError("--frame-ms must be one of 10, 20, 40, 60")
+        }
+        guard OpusFormat.bitrateRange.contains(bitrate) else {
+            throw ValidationError("--bitrate must be within \(OpusFormat.bitrateRange.lowerBound)–\(OpusFormat.bitrateRange.upperBound)")
+        }
+        if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
+        guard device == "sim" || (device.hasPrefix("alsa:") && device.count > 5) else {
+            throw ValidationError("--device must be sim or alsa:NAME")
+        }
+        if talker != nil && device != "sim" {
+            throw ValidationError("--talker is the simulated room's near-end voice; with \(device) the microphone talks")
+        }
+    }
+
+    func run() throws {
+        try CommandFailure.reporting {
+            var configuration = CallConfiguration(remote: try SocketAddress.resolve(remote))
+            configuration.voiceRate = voiceRate
+            configuration.frameDurationMilliseconds = frameMilliseconds
+            configuration.bitsPerSecond = bitrate
+            configuration.inbandFEC = fec
+            configuration.dtx = dtx
+            let session = try CallSession(listen: try SocketAddress.resolve(listen), configuration: configuration)
+            if let sdp { try writeSDP(to: sdp, session: session) }
+
+            let baseDevice = try makeDevice()
+            let deviceConfiguration = try openedConfiguration(of: baseDevice)
+            let deviceRate = deviceConfiguration.sampleRate
+            let micRecorder = try recordMic.map { path throws(AudioFileError) in try StreamRecorder(path: path, sampleRate: deviceRate) }
+            let speakerRecorder = try recordSpeaker.map { path throws(AudioFileError) in try StreamRecorder(path: path, sampleRate: deviceRate) }
+            let device: any AudioDevice = micRecorder == nil && speakerRecorder == nil ? baseDevice
+                : TapDevice(baseDevice, capture: micRecorder.map { recorder in { recorder.append($0) } },
+                            playback: speakerRecorder.map { recorder in { recorder.append($0) } })
+            let unit = try VoiceProcessingIO(device: device, voiceFormat: try StreamFormat.voice(sampleRate: voiceRate))
+            unit.bypassVoiceProcessing = bypass
+            let sentRecorder = try record.map { path throws(AudioFileError) in try StreamRecorder(path: path, sampleRate: voiceRate) }
+            let farRecorder = try recordFar.map { path throws(AudioFileError) in try StreamRecorder(path: path, sampleRate: voiceRate) }
+            let bridge = UnitBridge(unit: unit, session: session, sent: sentRecorder, far: farRecorder)
+            bridge.connect()
+
+            try session.start()
+            try unit.start()
+            print("call: \(session.localAddress) ⇄ \(configuration.remote), \(device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(voiceRate) Hz, Opus \(configuration.codecRate) Hz \(frameMilliseconds) ms \(bitrate) bit/s\(fec ? " FEC" : "")\(dtx ? " DTX" : ""), lookahead \(String(format: "%.1f", Double(session.encoderLookaheadFrameCount) * 1000 / Double(configuration.codecRate))) ms")
+            fflush(nil)
+            let monitor = CallMonitor(unit: unit, session: session, eventsPath: record.map { $0 + ".events" })
+            let reason = monitor.run(duration: duration)
+            let timing = device.timing
+            unit.stop()
+            session.stop()
+            let periodFrames = unit.deviceConfiguration.periodFrames
+            let recordings = [
+                CallRecording(role: "microphone", recorder: micRecorder,
+                              deviceOffsetFrames: -(periodFrames + timing.captureDelayFrames)),
+                CallRecording(role: "loudspeaker", recorder: speakerRecorder,
+                              deviceOffsetFrames: timing.playbackDelayFrames - periodFrames),
+                CallRecording(role: "sent", recorder: sentRecorder),
+                CallRecording(role: "far end", recorder: farRecorder),
+            ].compactMap { $0 }
+            for recording in recordings { recording.recorder.close() }
+            monitor.printSummary(reason: reason, recordings: recordings)
+        }
+    }
+
+    private func makeDevice() throws -> any AudioDevice {
+        if device.hasPrefix("alsa:") {
+            ALSAError.silenceLibraryMessages()
+            return ALSADevice(name: String(device.dropFirst(5)))
+        }
+        var room = SimulatedRoomConfiguration()
+        room.clock = .realTime
+        if let talker {
+            let voice = try AudioInput.load(talker, sampleRate: room.sampleRate)
+            guard !voice.isEmpty else { throw CommandFailure("\(talker): no audio") }
+            // Repeat the talker (with a second's pause) over the whole call when its length is known.
+            let pause = [Float](repeating: 0, count: room.sampleRate)
+            var repeated = voice
+            let wanted = Int((duration ?? 0) * Double(room.sampleRate))
+            while repeated.count < wanted { repeated += pause + voice }
+            room.nearTalker = repeated
+        }
+        return try SimulatedRoom(configuration: room)
+    }
+
+    /// Opens `device` the way the unit will, to learn its rate before the recorders are made.
+    private func openedConfiguration(of device: any AudioDevice) throws -> DeviceConfiguration {
+        do {
+            return try device.open(requested: .request(sampleRate: VoiceProcessingSettings().requestedDeviceRate,
+                                                       periodMilliseconds: VoiceProcessingSettings().periodMilliseconds))
+        } catch {
+            throw CommandFailure("\(device.name): \(error)")
+        }
+    }
+
+    private func writeSDP(to path: String, session: CallSession) throws {
+        let description = SessionDescription(
+            destination: session.configuration.remote, origin: session.localAddress,
+            payloadType: session.configuration.payloadType,
+            format: try OpusFormat(sampleRate: session.configuration.codecRate, frameDurationMilliseconds: frameMilliseconds),
+            bitsPerSecond: bitrate, inbandFEC: fec, dtx: dtx, sessionID: UInt64(Date().timeIntervalSince1970))
+        do { try description.text.write(toFile: path, atomically: true, encoding: .utf8) } catch {
+            throw CommandFailure("cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+}
+
+/// Joins the unit's callbacks to the call session and the recorders; everything here runs on the real-time
+/// thread and is real-time safe (the scratch buffer is allocated up front).
+final class UnitBridge: @unchecked Sendable {
+    private let unit: VoiceProcessingIO
+    private let session: CallSession
+    private let sent: StreamRecorder?
+    private let far: StreamRecorder?
+    private let scratch: UnsafeMutableBufferPointer<Float>
+
+    init(unit: VoiceProcessingIO, session: CallSession, sent: StreamRecorder?, far: StreamRecorder?) {
+        self.unit = unit
+        self.session = session
+        self.sent = sent
+        self.far = far
+        scratch = .allocate(capacity: 2048)
+        scratch.initialize(repeating: 0)
+    }
+
+    deinit { scratch.deallocate() }
+
+    func connect() {
+        unit.setRenderCallback { [unowned self] frames in
+            guard case .float32(let buffer) = frames else { return }
+            session.renderReceived(into: buffer)
+            far?.append(UnsafeBufferPointer(buffer))
+        }
+        unit.setInputCallback { [unowned self] _ in
+            while true {
+                let count = unit.readInput(into: .float32(scratch))
+                guard count > 0 else { return }
+                let frames = UnsafeBufferPointer(rebasing: scratch[..<count])
+                session.sendCaptured(frames)
+                sent?.append(frames)
+            }
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import ArgumentParser
+import Glibc
+import VoiceIO
+
+/// `voicepeer devices`: lists ALSA PCMs, or checks one by running it for a few seconds.
+struct DevicesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "devices",
+        abstract: "List ALSA playback and capture PCMs, or check one (--check) by running it.",
+        discussion: """
+            Without options, prints the PCMs alsa-lib knows (name and description), playback then capture.
+            With --check NAME, opens NAME for playback and capture (or --capture for another capture PCM), \
+            plays silence for --seconds and prints what the device gave, its delays, drift, xruns and the \
+            I/O thread's CPU use per second of audio.
+            """
+    )
+
+    @Option(name: .long, help: "Check this PCM (playback, and capture unless --capture is given), e.g. alsa:default.")
+    var check: String?
+
+    @Option(name: .long, help: "Capture PCM for --check when it differs from the playback one.")
+    var capture: String?
+
+    @Option(name: .long, help: "Look PCM names up in this ALSA configuration file instead of the global one.")
+    var config: String?
+
+    @Option(name: .long, help: "Seconds to run for --check.")
+    var seconds: Double = 3
+
+    @Option(name: .long, help: "Sample rate to ask for, in hertz.")
+    var rate: Int = 48000
+
+    func run() throws {
+        ALSAError.silenceLibraryMessages()
+        do {
+            if let check {
+                try runCheck(playbackName: Self.pcmName(check), captureName: Self.pcmName(capture ?? check))
+            } else {
+                try list()
+            }
+        } catch let error as ALSAError {
+            printError(error.description)
+            throw ExitCode.failure
+        }
+    }
+
+    /// Accepts `alsa:NAME` (as `--device` does elsewhere) or a bare PCM name.
+    static func pcmName(_ argument: String) -> String {
+        argument.hasPrefix("alsa:") ? String(argument.dropFirst(5)) : argument
+    }
+
+    private func list() throws {
+        let pcms = try ALSADeviceList.pcms()
+        let width = min(pcms.map(\.name.count).max() ?? 0, 40)
+        for (title, selected) in [("Playback", pcms.filter(\.canPlay)), ("Capture", pcms.filter(\.canCapture))] {
+            print("\(title) PCMs:")
+            if selected.isEmpty { print("  (none)") }
+            for pcm in selected {
+                let padding = String(repeating: " ", count: max(width - pcm.name.count, 0))
+                print("  alsa:\(pcm.name)\(padding)  \(pcm.description)")
+            }
+        }
+    }
+
+    private func runCheck(playbackName: String, captureName: String) throws {
+        let alsaConfig = try config.map { path throws(ALSAError) in try ALSAConfig(contentsOf: path) }
+        let device = ALSADevice(playbackName: playbackName, captureName: captureName, config: alsaConfig)
+        let given = try device.open(requested: .request(sampleRate: rate))
+        for settings in [device.captureSettings, device.playbackSettings].compactMap({ $0 }) {
+            print(settings)
+        }
+        try device.start { _, playback in playback.update(repeating: 0) }
+        usleep(useconds_t(max(seconds, 0) * 1_000_000))
+        let timing = device.timing
+        device.stop()
+        let statistics = device.statistics
+        let audioSeconds = Double(statistics.capturedFrameCount) / Double(given.sampleRate)
+        let delayFrames = timing.playbackDelayFrames + timing.captureDelayFrames
+        let delayMilliseconds = Double(delayFrames) * 1000 / Double(given.sampleRate)
+        print("ran \(format(audioSeconds)) s of audio: \(statistics.cycleCount) cycles, xruns \(timing.xrunCount), "
+              + "dropped playback frames \(statistics.droppedPlaybackFrameCount)")
+        print("delay: playback \(timing.playbackDelayFrames) + capture \(timing.captureDelayFrames) frames "
+              + "(\(format(delayMilliseconds)) ms); drift \(format(timing.driftPPM)) ppm; "
+              + "real-time thread: \(timing.isRealTimeScheduled ? "yes (SCHED_FIFO)" : "no")")
+        guard audioSeconds > 0 else { return }
+        let cpuMilliseconds = Double(statistics.ioThreadCPUNanoseconds) / 1_000_000
+        print("I/O thread CPU: \(format(cpuMilliseconds / audioSeconds)) ms per second of audio "
+              + "(\(format(cpuMilliseconds / audioSeconds / 10)) % of one core)")
+    }
+
+    private func format(_ value: Double) -> String {
+        let hundredths = (value * 100).rounded() / 100
+        return "\(hundredths)"
+    }
+
+    private func printError(_ message: String) {
+        let line = "voicepeer: \(message)\n"
+        _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+    }
+}

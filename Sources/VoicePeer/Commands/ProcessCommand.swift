@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import VoiceIO
+
+/// `voicepeer process`: offline echo cancellation of a recorded microphone against the loudspeaker signal.
+struct ProcessCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "process",
+        abstract: "Cancel the echo of FAR in MIC (both at the device rate, same time base) and write the voice.")
+
+    @Option(name: .long, help: "Microphone recording at the device rate.")
+    var mic: String
+    @Option(name: .long, help: "Loudspeaker signal, same rate and time base as the microphone.")
+    var far: String
+    @Option(name: .long, help: "Processed voice to write (WAV at the voice rate).")
+    var out: String
+    @Option(name: .customLong("voice-rate"), help: "Voice rate in Hz: 8000, 11025, 12000, 16000, 24000 or 48000.")
+    var voiceRate = 16000
+    @Flag(name: .customLong("no-agc"), help: "Turn automatic gain control off.")
+    var noAGC = false
+    @Flag(name: .customLong("no-ns"), help: "Turn noise suppression off (residual echo suppression stays).")
+    var noNS = false
+    @Flag(name: .long, help: "Bypass voice processing: rate conversion only.")
+    var bypass = false
+    @Option(name: .long, help: "Write run statistics as JSON to this file.")
+    var stats: String?
+
+    func run() throws {
+        try CommandFailure.reporting {
+            let voiceFormat = try StreamFormat.voice(sampleRate: voiceRate)
+            let micReader = try AudioFileReader(path: mic)
+            let farReader = try AudioFileReader(path: far)
+            guard micReader.format.sampleRate == farReader.format.sampleRate else {
+                throw CommandFailure("\(mic) is \(micReader.format.sampleRate) Hz but \(far) is \(farReader.format.sampleRate) Hz: both must have the device rate")
+            }
+            var settings = EchoPipelineSettings()
+            settings.isNoiseSuppressionEnabled = !noNS
+            let processor = try OfflineVoiceProcessor(deviceRate: micReader.format.sampleRate,
+                                                      voiceRate: voiceFormat.sampleRate, settings: settings)
+            processor.bypass = bypass
+            processor.enableAGC = !noAGC
+            let cpuStart = clock()
+            let voice = processor.process(microphone: try micReader.readAllMono(),
+                                          loudspeaker: try farReader.readAllMono())
+            let cpuSeconds = Double(clock() - cpuStart) / Double(CLOCKS_PER_SEC)
+            let writer = try AudioFileWriter(path: out, format: voiceFormat)
+            try voice.withUnsafeBufferPointer { (frames) throws(AudioFileError) in try writer.write(frames) }
+            writer.close()
+            if let stats {
+                let json = """
+                {"voice_rate": \(voiceRate), "device_rate": \(micReader.format.sampleRate), \
+                "frames": \(voice.count), "bypass": \(bypass), "agc": \(!noAGC), "ns": \(!noNS), \
+                "erle_db": \(String(format: "%.2f", processor.erleDB)), \
+                "delay_ms": \(String(format: "%.2f", processor.delayMilliseconds)), \
+                "delay_estimated": \(processor.isDelayEstimated), "cpu_seconds": \(String(format: "%.3f", cpuSeconds))}
+
+                """
+                do {
+                    try json.write(toFile: stats, atomically: true, encoding: .utf8)
+                } catch {
+                    throw CommandFailure("cannot write \(stats): \(error.localizedDescription)")
+                }
+            }
+        }
+    }
+}

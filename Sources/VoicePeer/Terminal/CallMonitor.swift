@@ -1,0 +1,128 @@
+import Foundation
+import VoiceCall
+import VoiceIO
+
+/// The main thread of `voicepeer call`: reads keys (raw terminal) and signals, toggles bypass, shows the status
+/// line on a terminal or logs a plain line every few seconds otherwise, and prints the summary.
+final class CallMonitor {
+    enum StopReason: CustomStringConvertible {
+        case duration, key, signal(Int32)
+
+        var description: String {
+            switch self {
+            case .duration: "duration reached"
+            case .key: "q pressed"
+            case .signal(let number): String(cString: strsignal(number))
+            }
+        }
+    }
+
+    private let unit: VoiceProcessingIO
+    private let session: CallSession
+    private let eventsPath: String?
+    private let signals = SignalWatcher()
+    private let start = Date()
+    private var toggleCount = 0
+    /// ERLE sampled while the far end was audible, per bypass state.
+    private var erleSamples: [Bool: [Float]] = [false: [], true: []]
+
+    init(unit: VoiceProcessingIO, session: CallSession, eventsPath: String?) {
+        self.unit = unit
+        self.session = session
+        self.eventsPath = eventsPath
+        if let eventsPath { _ = FileManager.default.createFile(atPath: eventsPath, contents: nil) }
+    }
+
+    private var seconds: Double { Date().timeIntervalSince(start) }
+
+    /// Runs until `duration`, `q`, or SIGINT/SIGTERM/SIGHUP.
+    func run(duration: Double?) -> StopReason {
+        let terminal = RawTerminal()
+        defer { terminal?.restore() }
+        let isStatusTerminal = isatty(STDERR_FILENO) == 1
+        if terminal != nil { print("keys: b toggles bypass, q quits") }
+        var handledSignals = 0
+        var lastLog = 0.0
+        while true {
+            if let number = signals.stopSignal { return finishLine(.signal(number), isStatusTerminal) }
+            if let duration, seconds >= duration { return finishLine(.duration, isStatusTerminal) }
+            while handledSignals < signals.userSignalCount {
+                handledSignals += 1
+                toggle(by: "SIGUSR1", isStatusTerminal)
+            }
+            if let terminal, let key = terminal.readKey(timeoutMilliseconds: 100) {
+                if key == UInt8(ascii: "b") { toggle(by: "key", isStatusTerminal) }
+                if key == UInt8(ascii: "q") { return finishLine(.key, isStatusTerminal) }
+            } else if terminal == nil {
+                usleep(100_000)
+            }
+            let unitStatistics = unit.statistics
+            if unitStatistics.farEnd.rmsDBFS > -50 {
+                erleSamples[unit.bypassVoiceProcessing, default: []].append(unitStatistics.erleDB)
+            }
+            let line = CallStatusLine.text(seconds: seconds, unit: unitStatistics, call: session.statistics,
+                                           bypass: unit.bypassVoiceProcessing)
+            if isStatusTerminal {
+                CallStatusLine.show(line)
+            } else if seconds - lastLog >= 5 {
+                lastLog = seconds
+                print(line)
+                fflush(nil)
+            }
+        }
+    }
+
+    private func finishLine(_ reason: StopReason, _ isStatusTerminal: Bool) -> StopReason {
+        if isStatusTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
+        return reason
+    }
+
+    private func toggle(by source: String, _ isStatusTerminal: Bool) {
+        unit.bypassVoiceProcessing.toggle()
+        toggleCount += 1
+        let state = unit.bypassVoiceProcessing ? "on" : "off"
+        let when = seconds
+        if isStatusTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
+        print(String(format: "%.3f s: bypass %@ (%@)", when, state, source))
+        fflush(nil)
+        if let eventsPath, let handle = FileHandle(forWritingAtPath: eventsPath) {
+            handle.seekToEndOfFile()
+            handle.write(Data(String(format: "%.3f\tbypass %@\t%@\n", when, state, source).utf8))
+            try? handle.close()
+        }
+    }
+
+    func printSummary(reason: StopReason, recordings: [CallRecording]) {
+        let call = session.statistics
+        let unitStatistics = unit.statistics
+        print(String(format: "call ended after %.1f s (%@); bypass toggled %d times, now %@", seconds,
+                     reason.description, toggleCount, unit.bypassVoiceProcessing ? "on" : "off"))
+        print("  sent: \(call.packetsSent) packets, \(call.payloadBytesSent) payload bytes, \(call.framesSkippedByDTX) DTX frames, \(call.sendErrors) send errors, \(call.rtcpSent) RTCP")
+        print(String(format: "  received: %d packets, lost %lld, jitter %.1f ms, %d RTCP, RTT %@", call.packetsReceived,
+                     call.packetsLost, call.jitterMilliseconds, call.rtcpReceived,
+                     call.roundTripMilliseconds.map { String(format: "%.1f ms", $0) } ?? "unknown"))
+        let buffer = call.jitterBuffer
+        print(String(format: "  jitter buffer: delay %.0f ms (target %.0f), concealed %d, FEC %d, late %d, duplicates %d, underruns %d, trimmed %d",
+                     buffer.delayMilliseconds, buffer.targetDelayMilliseconds, buffer.concealed, buffer.fecRecovered,
+                     buffer.late, buffer.duplicates, buffer.underruns, buffer.trimmed))
+        let drops = call.dropped.map { "\($0.key) \($0.value)" }.sorted().joined(separator: ", ")
+        print("  dropped: \(call.droppedTotal)\(drops.isEmpty ? "" : " (\(drops))")")
+        for (bypassed, label) in [(false, "processing"), (true, "bypass")] {
+            let samples = erleSamples[bypassed] ?? []
+            guard !samples.isEmpty else { continue }
+            let sorted = samples.sorted()
+            print(String(format: "  ERLE with %@: median %.1f dB over %.1f s of far-end voice", label,
+                         sorted[sorted.count / 2], Double(samples.count) / 10))
+        }
+        print(String(format: "  unit: ERLE %.1f dB now, echo delay %.1f ms, xruns %d", unitStatistics.erleDB,
+                     unitStatistics.delayMilliseconds, unitStatistics.deviceXrunCount))
+        for recording in recordings {
+            let recorder = recording.recorder
+            let clock = recording.firstFrameSeconds.map { String(format: "; frame 0 at %.6f s monotonic", $0) } ?? ""
+            print(String(format: "  recorded %@ %@: %.1f s at %d Hz%@%@", recording.role, recorder.path,
+                         Double(recorder.framesWritten) / Double(recorder.sampleRate), recorder.sampleRate,
+                         recorder.droppedFrameCount > 0 ? " (\(recorder.droppedFrameCount) frames dropped)" : "", clock))
+        }
+        if let eventsPath { print("  bypass events: \(eventsPath)") }
+    }
+}

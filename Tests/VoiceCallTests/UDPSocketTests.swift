@@ -1,0 +1,95 @@
+import Testing
+@testable import VoiceCall
+
+@Suite struct UDPSocketTests {
+    static func loopback() throws -> UDPSocket { try UDPSocket(binding: "127.0.0.1:0") }
+
+    /// Two sockets exchange RTP over 127.0.0.1; a third socket's datagrams are told apart by source address;
+    /// a garbage datagram arrives and is refused by the parser.
+    @Test func exchangesRTPAndTellsSourcesApart() throws {
+        let alice = try Self.loopback()
+        let bob = try Self.loopback()
+        let stranger = try Self.loopback()
+        #expect(alice.localAddress.port != 0 && alice.localAddress != bob.localAddress)
+        #expect(alice.localAddress.description.hasPrefix("127.0.0.1:"))
+
+        var sender = RTPSender(ssrc: 0xa11ce)
+        var datagram = [UInt8](repeating: 0, count: 1500)
+        let payload: [UInt8] = [0x78, 9, 8, 7]
+        for _ in 0..<5 {
+            let count = payload.withUnsafeBytes { bytes in datagram.withUnsafeMutableBytes { sender.packetize(bytes, rtpTicks: 960, into: $0) } }
+            try datagram.withUnsafeBytes { try alice.send(UnsafeRawBufferPointer(rebasing: $0[..<count!]), to: bob.localAddress) }
+        }
+        try [UInt8](repeating: 0xff, count: 7).withUnsafeBytes { try stranger.send($0, to: bob.localAddress) }
+        let count = payload.withUnsafeBytes { bytes in datagram.withUnsafeMutableBytes { sender.packetize(bytes, rtpTicks: 960, into: $0) } }
+        try datagram.withUnsafeBytes { try alice.send(UnsafeRawBufferPointer(rebasing: $0[..<count!]), to: bob.localAddress) }
+
+        var received = [UInt8](repeating: 0, count: 1500)
+        var fromAlice: [UInt16] = []
+        var fromOthers: [SocketAddress] = []
+        var refused: [RTPParseError] = []
+        while let incoming = try received.withUnsafeMutableBytes({ try bob.receive(into: $0, timeoutMilliseconds: 1000) }) {
+            #expect(!incoming.wasTruncated)
+            guard incoming.source == alice.localAddress else {
+                fromOthers.append(incoming.source)
+                continue
+            }
+            received.withUnsafeBytes { bytes in
+                do throws(RTPParseError) {
+                    let packet = try RTPPacket.parse(UnsafeRawBufferPointer(rebasing: bytes[..<incoming.byteCount]), expectedPayloadType: 111)
+                    #expect(packet.header.ssrc == 0xa11ce && Array(packet.payload) == payload)
+                    fromAlice.append(packet.header.sequenceNumber)
+                } catch { refused.append(error) }
+            }
+            if fromAlice.count == 6 { break }
+        }
+        #expect(fromAlice.count == 6 && zip(fromAlice, fromAlice.dropFirst()).allSatisfy { $1 == $0 &+ 1 })
+        #expect(fromOthers == [stranger.localAddress])
+        #expect(refused.isEmpty)
+        #expect(try received.withUnsafeMutableBytes { try bob.receive(into: $0, timeoutMilliseconds: 0) } == nil)
+
+        try [UInt8](repeating: 0xff, count: 7).withUnsafeBytes { try alice.send($0, to: bob.localAddress) }
+        let garbage = try #require(try received.withUnsafeMutableBytes { try bob.receive(into: $0, timeoutMilliseconds: 1000) })
+        #expect(received.withUnsafeBytes { bytes in
+            (try? RTPPacket.parse(UnsafeRawBufferPointer(rebasing: bytes[..<garbage.byteCount]))) == nil
+        })
+    }
+
+    @Test func reportsTruncation() throws {
+        let alice = try Self.loopback()
+        let bob = try Self.loopback()
+        try [UInt8](repeating: 1, count: 100).withUnsafeBytes { try alice.send($0, to: bob.localAddress) }
+        var small = [UInt8](repeating: 0, count: 10)
+        let datagram = try #require(try small.withUnsafeMutableBytes { try bob.receive(into: $0, timeoutMilliseconds: 1000) })
+        #expect(datagram.byteCount == 10 && datagram.wasTruncated)
+    }
+
+    @Test func portInUseIsAClearError() throws {
+        let first = try Self.loopback()
+        do {
+            _ = try UDPSocket(bindingTo: first.localAddress)
+            Issue.record("bound a port already in use")
+        } catch {
+            guard case .addressInUse(let address) = error else { Issue.record("\(error)"); return }
+            #expect(address == first.localAddress)
+            #expect(error.description.contains("already in use"))
+        }
+    }
+
+    @Test func badAddressesAreClearErrors() throws {
+        for text in ["localhost", "127.0.0.1:", "127.0.0.1:70000", ":5000"] {
+            #expect(throws: SocketError.self) { try SocketAddress.resolve(text) }
+        }
+        do {
+            _ = try SocketAddress.resolve("no-such-host.invalid:5004")
+            Issue.record("resolved an invalid host")
+        } catch {
+            guard case .unresolvable(let host, _) = error else { Issue.record("\(error)"); return }
+            #expect(host == "no-such-host.invalid")
+            #expect(error.description.hasPrefix("cannot resolve 'no-such-host.invalid': "))
+        }
+        #expect(try SocketAddress.resolve("localhost:5004").port == 5004)
+        #expect(try SocketAddress.resolve("[::1]:6000").description == "[::1]:6000")
+        #expect(SocketError.system(call: "sendto", errno: 111).description.contains("Connection refused"))
+    }
+}

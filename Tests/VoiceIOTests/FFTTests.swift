@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+import CAllocCounter
+@testable import VoiceIO
+
+@Suite struct FFTTests {
+    /// Direct O(N²) DFT in Double, the reference the FFT must match.
+    static func directDFT(_ x: [Float]) -> (real: [Double], imaginary: [Double]) {
+        let n = x.count
+        var re = [Double](repeating: 0, count: n / 2 + 1), im = re
+        for k in 0...(n / 2) {
+            for (i, v) in x.enumerated() {
+                let angle = -2 * Double.pi * Double(k * i % n) / Double(n)
+                re[k] += Double(v) * cos(angle)
+                im[k] += Double(v) * sin(angle)
+            }
+        }
+        return (re, im)
+    }
+
+    static func noise(_ count: Int, seed: UInt64) -> [Float] {
+        var state = seed
+        return (0..<count).map { _ in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Float(Int64(bitPattern: state >> 11) % 2000) / 1000 - 1
+        }
+    }
+
+    @Test(arguments: [4, 8, 64, 256, 512, 1024])
+    func forwardMatchesDirectDFT(frameCount: Int) {
+        let fft = RealFFT(frameCount: frameCount)
+        let x = Self.noise(frameCount, seed: UInt64(frameCount))
+        var re = [Float](repeating: 0, count: fft.binCount), im = re
+        re.withUnsafeMutableBufferPointer { r in
+            im.withUnsafeMutableBufferPointer { i in fft.forward(x, real: r.baseAddress!, imaginary: i.baseAddress!) }
+        }
+        let reference = Self.directDFT(x)
+        let scale = sqrt(Double(frameCount))  // rms of a bin of unit-variance noise, roughly
+        var worst = 0.0
+        for k in 0..<fft.binCount {
+            worst = max(worst, abs(Double(re[k]) - reference.real[k]), abs(Double(im[k]) - reference.imaginary[k]))
+        }
+        #expect(worst / scale < 1e-4)
+    }
+
+    @Test(arguments: [4, 256, 1024])
+    func inverseRestoresTheSignal(frameCount: Int) {
+        let fft = RealFFT(frameCount: frameCount)
+        let x = Self.noise(frameCount, seed: 7)
+        var re = [Float](repeating: 0, count: fft.binCount), im = re
+        var y = [Float](repeating: 0, count: frameCount)
+        re.withUnsafeMutableBufferPointer { r in
+            im.withUnsafeMutableBufferPointer { i in
+                fft.forward(x, real: r.baseAddress!, imaginary: i.baseAddress!)
+                y.withUnsafeMutableBufferPointer { fft.inverse(real: r.baseAddress!, imaginary: i.baseAddress!, output: $0.baseAddress!) }
+            }
+        }
+        let worst = zip(x, y).map { abs($0 - $1) }.max() ?? 1
+        #expect(worst < 1e-5)
+    }
+
+    @Test func aSineLandsInItsBin() {
+        let fft = RealFFT(frameCount: 512)
+        let x = (0..<512).map { Float(cos(2 * Double.pi * 37 * Double($0) / 512)) }
+        var re = [Float](repeating: 0, count: fft.binCount), im = re
+        re.withUnsafeMutableBufferPointer { r in
+            im.withUnsafeMutableBufferPointer { i in fft.forward(x, real: r.baseAddress!, imaginary: i.baseAddress!) }
+        }
+        #expect(abs(re[37] - 256) < 1e-3)
+        let leakage = (0..<fft.binCount).filter { $0 != 37 }.map { abs(re[$0]) + abs(im[$0]) }.max() ?? 1
+        #expect(leakage < 1e-3)
+    }
+
+    @Test func transformsDoNotAllocate() {
+        let fft = RealFFT(frameCount: 256)
+        let x = Self.noise(256, seed: 3)
+        let re = UnsafeMutablePointer<Float>.allocate(capacity: fft.binCount)
+        let im = UnsafeMutablePointer<Float>.allocate(capacity: fft.binCount)
+        let y = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+        defer { re.deallocate(); im.deallocate(); y.deallocate() }
+        x.withUnsafeBufferPointer { input in
+            fft.forward(input.baseAddress!, real: re, imaginary: im)
+            alloc_counter_start()
+            for _ in 0..<10 {
+                fft.forward(input.baseAddress!, real: re, imaginary: im)
+                fft.inverse(real: re, imaginary: im, output: y)
+            }
+            #expect(alloc_counter_stop() == 0)
+        }
+    }
+}

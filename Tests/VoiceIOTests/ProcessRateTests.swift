@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+import VoiceIO
+
+@Suite("Voice rate conversion in both directions")
+struct ProcessRateTests {
+    static let cases: [(Int, Int)] = StreamFormat.voiceRates.flatMap { voice in [(voice, 44100), (voice, 48000)] }
+
+    @Test("a sine keeps its pitch, level and length through the unit", arguments: cases)
+    func sineSurvives(voiceRate: Int, deviceRate: Int) throws {
+        let seconds = 1.5
+        var room = SimulatedRoomConfiguration()
+        room.sampleRate = deviceRate
+        room.echoReturnLossDB = 200
+        room.noiseDBFS = nil
+        room.nearTalker = SyntheticAudio.sine(frequency: 440, sampleRate: deviceRate,
+                                              frameCount: Int(seconds * Double(deviceRate)), amplitude: 0.3)
+        let far = SyntheticAudio.sine(frequency: 330, sampleRate: voiceRate,
+                                      frameCount: Int(seconds * Double(voiceRate)), amplitude: 0.3)
+        let harness = try UnitHarness(room: room, voiceRate: voiceRate, far: far, recordSeconds: seconds)
+        harness.unit.bypassVoiceProcessing = true
+        let periods = Int(seconds * 100)
+        try harness.run(periods: periods)
+
+        // Capture direction: device-rate mic → voice-rate output.
+        let expectedFrames = Double(periods * harness.room.periodFrames) * Double(voiceRate) / Double(deviceRate)
+        #expect(abs(Double(harness.output.count) - expectedFrames) <= Double(voiceRate / 100 + 64))
+        let steady = harness.output[(voiceRate / 5)..<(harness.output.count - voiceRate / 10)]
+        #expect(abs(Signal.frequency(steady, sampleRate: voiceRate) - 440) < 0.5)
+        let level = Signal.powerDB(Array(steady))
+        #expect(abs(level - 10 * log10(0.045)) < 0.5, "capture level \(level) dB")
+
+        // Playback direction: voice-rate far end → device-rate loudspeaker.
+        let played = harness.room.recording().loudspeaker
+        #expect(played.count == periods * harness.room.periodFrames)
+        let playedSteady = played[(deviceRate / 5)..<(deviceRate * 5 / 4)]
+        #expect(abs(Signal.frequency(playedSteady, sampleRate: deviceRate) - 330) < 0.5)
+        #expect(abs(Signal.powerDB(Array(playedSteady)) - 10 * log10(0.045)) < 0.5)
+    }
+
+    @Test("the offline processor rejects voice rates outside the list")
+    func unsupportedVoiceRate() {
+        #expect(throws: VoiceProcessingError.self) { try OfflineVoiceProcessor(deviceRate: 48000, voiceRate: 44100) }
+    }
+
+    @Test("the offline processor cancels a recorded room's echo; its output is aligned with the microphone")
+    func offlineMatchesContract() throws {
+        var room = UnitTests.room()
+        room.nearTalker = try Signal.fixture("near-speech-16k.wav", sampleRate: 48000)
+        room.nearTalkerStartSeconds = 6
+        let harness = try UnitHarness(room: room, far: try Signal.farSpeech(seconds: 6), recordSeconds: 10)
+        try harness.run(seconds: 10)
+        let recording = harness.room.recording()
+        let processor = try OfflineVoiceProcessor(deviceRate: 48000, voiceRate: 16000)
+        processor.enableAGC = false
+        let voice = processor.process(microphone: recording.microphone, loudspeaker: recording.loudspeaker)
+        #expect(voice.count == recording.microphone.count / 3)
+        let erle = Signal.powerDB(recording.microphone, from: 3 * 48000, to: 6 * 48000)
+            - Signal.powerDB(voice, from: 3 * 16000, to: 6 * 16000)
+        #expect(erle > 15, "offline ERLE \(erle) dB")
+        // Conversion only (the canceller's DC notch shifts the phase of low frequencies): the output follows the
+        // microphone without a lag, as the process contract's time base requires.
+        let converter = try OfflineVoiceProcessor(deviceRate: 48000, voiceRate: 16000)
+        converter.bypass = true
+        let converted = converter.process(microphone: recording.microphone, loudspeaker: recording.loudspeaker)
+        let mic16k = stride(from: 0, to: recording.microphone.count, by: 3).map { recording.microphone[$0] }
+        var best = (lag: 0, value: -Double.infinity)
+        for lag in -40...40 {
+            var sum = 0.0
+            for index in (6 * 16000 + 100)..<(9 * 16000) { sum += Double(converted[index + lag]) * Double(mic16k[index]) }
+            if sum > best.value { best = (lag, sum) }
+        }
+        #expect(best.lag == 0, "output lags the microphone by \(best.lag) frames")
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+import CAllocCounter
+@testable import VoiceIO
+
+@Suite struct ResidualEchoSuppressorTests {
+    static let rate = 16000
+    static let block = 160
+
+    /// What a linear canceller would hand over: the microphone (echo of a clipping speaker + near + noise),
+    /// an echo estimate that misses 20 dB of the linear echo and all of the clipping's harmonics.
+    struct Scene {
+        var far: [Float], microphone: [Float], estimate: [Float], output: [Float], near: [Float], noise: [Float]
+    }
+
+    static func scene(seconds: Double, farEnd: Bool, nearEnd: Bool, noiseRMS: Float = 0.001) -> Scene {
+        let fixture = EchoSceneFixture(sampleRate: rate)
+        let count = Int(seconds * Double(rate))
+        let far = farEnd ? fixture.speechLike(seconds: seconds, seed: 41) : [Float](repeating: 0, count: count)
+        let clipped = far.map { max(-0.15, min(0.15, $0)) }
+        let taps = fixture.roomResponse(bulkMilliseconds: 2, seed: 12)
+        let echo = EchoSceneFixture.convolve(clipped, taps: taps, gain: 0.5, count: count)
+        let linear = EchoSceneFixture.convolve(far, taps: taps, gain: 0.5, count: count)
+        // Least-squares gain of the linear echo against the clipped one: the best a linear filter does.
+        let fit = zip(echo, linear).reduce(Float(0)) { $0 + $1.0 * $1.1 } / max(linear.reduce(0) { $0 + $1 * $1 }, 1e-20)
+        let estimate = linear.map { $0 * fit * 0.9 }
+        let near = nearEnd ? fixture.speechLike(seconds: seconds, rms: 0.05, seed: 43) : [Float](repeating: 0, count: count)
+        let noise = fixture.noise(count: count, rms: noiseRMS, seed: 44)
+        let microphone = (0..<count).map { echo[$0] + near[$0] + noise[$0] }
+        let output = (0..<count).map { microphone[$0] - estimate[$0] }
+        return Scene(far: far, microphone: microphone, estimate: estimate, output: output, near: near, noise: noise)
+    }
+
+    /// Runs the suppressor; returns its output moved back by its latency (same time base as the input).
+    static func suppress(_ scene: Scene, suppressor: ResidualEchoSuppressor? = nil) -> [Float] {
+        let res = suppressor ?? ResidualEchoSuppressor(sampleRate: rate, blockFrameCount: block)
+        var out = scene.output
+        out.withUnsafeMutableBufferPointer { o in
+            scene.estimate.withUnsafeBufferPointer { y in
+                scene.far.withUnsafeBufferPointer { x in
+                    for start in stride(from: 0, through: o.count - block, by: block) {
+                        res.process(output: UnsafeMutableBufferPointer(rebasing: o[start..<start + block]),
+                                    echoEstimate: UnsafeBufferPointer(rebasing: y[start..<start + block]),
+                                    reference: UnsafeBufferPointer(rebasing: x[start..<start + block]))
+                    }
+                }
+            }
+        }
+        return Array(out[res.latencyFrames...]) + [Float](repeating: 0, count: res.latencyFrames)
+    }
+
+    static func power(_ x: [Float], from: Double, to: Double) -> Float {
+        let a = Int(from * Double(rate)), b = min(x.count, Int(to * Double(rate)))
+        return x[a..<b].reduce(0) { $0 + $1 * $1 } / Float(b - a)
+    }
+
+    static func decibels(_ ratio: Float) -> Float { 10 * log10(max(ratio, 1e-30)) }
+
+    /// Quiet noise, so the residual (16 dB below the echo) is far above the floor: suppression must take at
+    /// least 12 dB more off it (measured: about 17).
+    @Test func suppressesTheResidualOfAClippingSpeaker() {
+        let scene = Self.scene(seconds: 4, farEnd: true, nearEnd: false, noiseRMS: 0.0002)
+        let out = Self.suppress(scene)
+        let microphone = Self.power(scene.microphone, from: 1, to: 3.9)
+        let linearOnly = Self.decibels(microphone / Self.power(scene.output, from: 1, to: 3.9))
+        let total = Self.decibels(microphone / Self.power(out, from: 1, to: 3.9))
+        let ceiling = Self.decibels(microphone / Self.power(scene.noise, from: 1, to: 3.9))
+        #expect(linearOnly < 20, "the scene must leave a residual: \(linearOnly) dB")
+        #expect(ceiling > 38)
+        #expect(total > linearOnly + 12, "echo reduction \(total) dB, \(linearOnly) dB before, noise at \(ceiling) dB")
+    }
+
+    @Test func keepsTheNearTalkerInDoubleTalk() {
+        let scene = Self.scene(seconds: 5, farEnd: true, nearEnd: true)
+        let out = Self.suppress(scene)
+        let a = Self.rate, b = 5 * Self.rate - Self.block
+        var projection: Float = 0, energy: Float = 0
+        for i in a..<b { projection += out[i] * scene.near[i]; energy += scene.near[i] * scene.near[i] }
+        let gain = 20 * log10(projection / energy)
+        #expect(gain > -3, "near talker gain \(gain) dB")
+    }
+
+    @Test func passesTheNearTalkerAloneUntouched() {
+        let scene = Self.scene(seconds: 3, farEnd: false, nearEnd: true)
+        let out = Self.suppress(scene)
+        let a = Self.rate / 2, b = 3 * Self.rate - Self.block
+        var cross: Float = 0, inEnergy: Float = 0, outEnergy: Float = 0
+        for i in a..<b {
+            cross += out[i] * scene.output[i]
+            inEnergy += scene.output[i] * scene.output[i]
+            outEnergy += out[i] * out[i]
+        }
+        #expect(cross / (inEnergy * outEnergy).squareRoot() > 0.99)
+        #expect(abs(Self.decibels(outEnergy / inEnergy)) < 0.5)
+    }
+
+    @Test func comfortNoiseKeepsTheLineAlive() {
+        let scene = Self.scene(seconds: 4, farEnd: true, nearEnd: false, noiseRMS: 0.003)
+        let out = Self.suppress(scene)
+        let level = Self.decibels(Self.power(out, from: 1, to: 3.9) / Self.power(scene.noise, from: 1, to: 3.9))
+        #expect(level > -4 && level < 4, "output \(level) dB relative to the noise")
+    }
+
+    @Test func processDoesNotAllocate() {
+        let scene = Self.scene(seconds: 1, farEnd: true, nearEnd: true)
+        let suppressor = ResidualEchoSuppressor(sampleRate: Self.rate, blockFrameCount: Self.block)
+        let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: Self.block)
+        defer { scratch.deallocate() }
+        scene.output.withUnsafeBufferPointer { o in
+            scene.estimate.withUnsafeBufferPointer { y in
+                scene.far.withUnsafeBufferPointer { x in
+                    // The first block may make the runtime's one-time per-thread allocations; count after it.
+                    for start in stride(from: 0, through: o.count - Self.block, by: Self.block) {
+                        if start == Self.block { alloc_counter_start() }
+                        scratch.baseAddress!.update(from: o.baseAddress! + start, count: Self.block)
+                        suppressor.process(output: scratch, echoEstimate: UnsafeBufferPointer(rebasing: y[start..<start + Self.block]),
+                                           reference: UnsafeBufferPointer(rebasing: x[start..<start + Self.block]))
+                    }
+                    #expect(alloc_counter_stop() == 0)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+import VoiceIO
+
+@Suite("Simulated room")
+struct SimulatedRoomTests {
+    /// Runs `room` for `periods` periods with `play(frameTime, index)` as the playback signal; returns the mic.
+    static func capture(_ room: SimulatedRoom, periods: Int, play: @escaping (Int) -> Float) throws -> [Float] {
+        let heard = CapturedSamples()
+        var time = 0
+        try room.start { capture, playback in
+            heard.samples.append(contentsOf: capture)
+            for index in playback.indices {
+                playback[index] = play(time)
+                time += 1
+            }
+        }
+        try room.run(periods: periods)
+        room.stop()
+        return heard.samples
+    }
+
+    @Test("a click comes back after the bulk delay plus one period of buffering", arguments: [48000, 44100, 16000])
+    func echoDelay(sampleRate: Int) throws {
+        var configuration = SimulatedRoomConfiguration()
+        configuration.sampleRate = sampleRate
+        configuration.bulkDelayMilliseconds = 50
+        configuration.noiseDBFS = nil
+        configuration.echoReturnLossDB = 0
+        let room = try SimulatedRoom(configuration: configuration)
+        let microphone = try Self.capture(room, periods: 30) { $0 == 0 ? 1 : 0 }
+        let peak = microphone.indices.max { abs(microphone[$0]) < abs(microphone[$1]) }!
+        #expect(peak == room.echoDelayFrames)
+        #expect(room.echoDelayFrames == sampleRate / 20 + room.periodFrames)
+    }
+
+    @Test("white noise reaches the microphone weaker by the echo return loss")
+    func echoReturnLoss() throws {
+        var configuration = SimulatedRoomConfiguration()
+        configuration.noiseDBFS = nil
+        configuration.echoReturnLossDB = 12
+        configuration.echoResponse = .synthetic(rt60Seconds: 0.3)
+        let room = try SimulatedRoom(configuration: configuration)
+        var generator = SystemRandomNumberGenerator()
+        let noise = (0..<(48000 * 3)).map { _ in Float.random(in: -0.5...0.5, using: &generator) }
+        let microphone = try Self.capture(room, periods: 300) { noise[$0] }
+        let loss = Signal.powerDB(noise, from: 48000, to: 2 * 48000) - Signal.powerDB(microphone, from: 2 * 48000)
+        #expect(abs(loss - 12) < 1, "echo return loss \(loss) dB")
+    }
+
+    @Test("the real-time clock runs periods on its own thread and stops")
+    func realTimeClock() throws {
+        var configuration = SimulatedRoomConfiguration()
+        configuration.clock = .realTime
+        let room = try SimulatedRoom(configuration: configuration)
+        try room.start { _, playback in playback.update(repeating: 0) }
+        #expect(throws: SimulatedRoomError.self) { try room.run(periods: 1) }
+        var waited = 0
+        while room.periodCount < 5 && waited < 200 {
+            usleep(10_000)
+            waited += 1
+        }
+        room.stop()
+        let stopped = room.periodCount
+        usleep(50_000)
+        #expect(stopped >= 5)
+        #expect(room.periodCount == stopped)
+    }
+}
+
+final class CapturedSamples: @unchecked Sendable {
+    var samples: [Float] = []
+}
