@@ -1,8 +1,9 @@
 import VoiceCall
 
-/// Cuts the input into payloads for one `OpusDecoder` (rate from the first byte) and, per payload as its flag
-/// byte says, counts its frames, decodes it, recovers the frame before it from its FEC, or conceals a gap.
-/// Whatever libopus accepts must fill the frames it reports with finite samples.
+/// Cuts the input into payloads for one `OpusDecoder` (rate from the first byte). Each payload's frames are
+/// counted and its FEC flag read; then, as its flag byte says, it is decoded, the frame before it is recovered
+/// from its FEC, a gap is concealed, or the decoder is reset. Whatever libopus accepts must fill the frames it
+/// reports with finite samples.
 enum OpusDecodeFuzzing {
     /// Payloads per input at most: decoding dominates the time, longer scripts add little.
     static let maxPayloadCount = 32
@@ -19,6 +20,8 @@ enum OpusDecodeFuzzing {
         for _ in 0..<maxPayloadCount where !script.isAtEnd {
             let flags = script.byte()
             let payload = script.bytes(upTo: Int(script.uint16() % 1500))
+            let carriesFEC = OpusDecoder.carriesFEC(payload)
+            precondition(!carriesFEC || payload[0] >> 3 < 16, "a CELT-only packet said to carry FEC")
             let frameCount = try? decoder.frameCount(ofPacket: payload)
             if let frameCount { precondition((0...maxFrameCount).contains(frameCount), "packet longer than 120 ms") }
             // A buffer of the packet's own length (as the jitter buffer gives) or of 2.5 ms steps up to 120 ms.
