@@ -19,7 +19,7 @@ import VoiceFuzzing
     }
 
     @Test(arguments: FuzzTarget.allCases)
-    func everySeedHasACorpus(_ target: FuzzTarget) {
+    func everyTargetHasSeeds(_ target: FuzzTarget) {
         #expect(Self.inputs(of: target, in: "corpus").count >= 3, "Fuzz/corpus/\(target.rawValue) needs seeds")
     }
 
