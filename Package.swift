@@ -35,10 +35,12 @@ let package = Package(
             name: "VoicePeer",
             dependencies: ["VoiceIO", "VoiceCall", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // Fuzz targets over the untrusted-input entry points: run by scripts/fuzz, replayed by FuzzRegressionTests.
+        .target(name: "VoiceFuzzing", dependencies: ["VoiceIO", "VoiceCall"], path: "Fuzz/VoiceFuzzing"),
         .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
         // Writes a WAV until killed; AudioFileTests runs it to check what SIGKILL leaves behind.
         .executableTarget(name: "WriterProbe", dependencies: ["VoiceIO"], path: "Tests/WriterProbe"),
-        .testTarget(name: "VoiceIOTests", dependencies: ["VoiceIO", "CAllocCounter"]),
+        .testTarget(name: "VoiceIOTests", dependencies: ["VoiceIO", "CAllocCounter", "VoiceFuzzing"]),
         .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "VoiceIO", "COpus", "CVoiceShims", "CAllocCounter"]),
     ]
 )

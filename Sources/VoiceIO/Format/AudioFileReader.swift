@@ -39,7 +39,8 @@ public final class AudioFileReader {
     }
 
     /// Reads up to `buffer.count / channelCount` interleaved frames; returns the frames read, 0 at the end.
-    /// Float samples are scaled by 32767 and clipped to the Int16 range, as libsndfile does when writing.
+    /// Float samples are scaled by 32767 and clipped to the Int16 range, as libsndfile does when writing; NaN
+    /// (which a damaged or hostile file may hold) reads as 0.
     public func read(into buffer: UnsafeMutableBufferPointer<Int16>) throws(AudioFileError) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         let frames = sf_count_t(buffer.count / format.channelCount)
@@ -48,7 +49,8 @@ public final class AudioFileReader {
         defer { floats.deallocate() }
         let framesRead = try checked(sf_readf_float(file, floats.baseAddress!, frames))
         for index in 0..<(framesRead * format.channelCount) {
-            base[index] = Int16(clamping: Int((floats[index] * 32767).rounded()))
+            let scaled = (floats[index] * 32767).rounded()
+            base[index] = scaled.isNaN ? 0 : Int16(min(max(scaled, -32768), 32767))
         }
         return framesRead
     }
