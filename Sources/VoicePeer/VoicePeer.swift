@@ -5,7 +5,7 @@ struct VoicePeer: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "voicepeer",
         abstract: "Full-duplex voice engine: echo cancellation, gain control and talk-back calls over RTP/Opus.",
-        subcommands: [ProcessCommand.self, SimulateCommand.self, DemoOfflineCommand.self, CallCommand.self, CompareCommand.self,
+        subcommands: [ProcessCommand.self, SimulateCommand.self, CallCommand.self, CompareCommand.self,
                       DevicesCommand.self]
     )
 }

@@ -8,9 +8,11 @@
 ///  pull(pcm) <-- staging PCM <-- OpusDecoder: decode slot[next] | FEC from next+1 | PLC   target delay
 /// ```
 ///
-/// Playout follows sequence numbers. Playing starts (and restarts after running dry) once the audio held
-/// reaches the target delay, which follows the measured jitter (a percentile of recent transit deviations,
-/// at least one packet, at most `maxDelayMilliseconds`). A missing packet with later ones already held is
+/// Playout follows sequence numbers. Playing starts (and restarts after running dry) once the audio held,
+/// plus the time the held audio has already waited (counted in frames pulled dry since it came), reaches the
+/// target delay, which follows the measured jitter (a percentile of recent transit deviations, at least one
+/// packet, at most `maxDelayMilliseconds`). Counting the wait, rather than holding out for whole packets, keeps
+/// a 20 ms stream with 2 ms of jitter from waiting for a second packet (20 ms more) when 2 ms suffice. A missing packet with later ones already held is
 /// lost: rebuilt from the next packet's FEC when that is held, otherwise concealed. Running dry plays
 /// concealment (silence before the first packet), counts an underrun and refills to the target; DTX silence
 /// is such a pause. A delay that stays above target for half a second is trimmed by dropping the oldest
@@ -56,6 +58,8 @@ public final class JitterBuffer {
     private var lastPacketFrameCount: Int
     private var initialTargetFrameCount: Int
     private var excessFrameCount = 0
+    /// Frames pulled dry while audio was held but not yet playing.
+    private var waitedFrameCount = 0
 
     /// - Parameters:
     ///   - sampleRate: the decoder's rate (one of `OpusFormat.sampleRates`); pulls deliver PCM at this rate.
@@ -205,6 +209,7 @@ public final class JitterBuffer {
         isPlaying = false
         hasPlayed = false
         excessFrameCount = 0
+        waitedFrameCount = 0
         estimator.reset()
         try? decoder.reset()
     }
@@ -227,11 +232,13 @@ public final class JitterBuffer {
             stagingStart = 0
             stagingEnd = 0
             if !isPlaying {
-                guard heldFrameCount > 0, heldFrameCount >= targetFrameCount else {
+                guard heldFrameCount > 0, heldFrameCount + waitedFrameCount >= targetFrameCount else {
+                    if heldFrameCount > 0 { waitedFrameCount += pcm.count - written }
                     fillWhileDry(pcm, from: written)
                     return
                 }
                 isPlaying = true
+                waitedFrameCount = 0
                 if !hasPlayed { nextSequence = lowestHeldSequence() }
             }
             if isHeld(nextSequence) {

@@ -14,6 +14,7 @@ public final class StreamRecorder: @unchecked Sendable {
     private let writer: AudioFileWriter
     private let chunk: UnsafeMutableBufferPointer<Float>
     private let dropped = Atomic<Int>(0)
+    private let firstAppend = Atomic<Int64>(0)
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let flushIntervalMicroseconds: UInt32
@@ -44,8 +45,16 @@ public final class StreamRecorder: @unchecked Sendable {
 
     /// Queues frames for the file. Real-time safe; one producer thread.
     public func append(_ frames: UnsafeBufferPointer<Float>) {
+        if firstAppend.load(ordering: .relaxed) == 0 { firstAppend.store(MonotonicClock.nanoseconds(), ordering: .relaxed) }
         let written = ring.write(frames)
         if written < frames.count { dropped.add(frames.count - written, ordering: .relaxed) }
+    }
+
+    /// When `append` first ran, on CLOCK_MONOTONIC in nanoseconds (nil before): lets recordings made by
+    /// different processes on one machine be put on one time base.
+    public var firstAppendNanoseconds: Int64? {
+        let value = firstAppend.load(ordering: .relaxed)
+        return value == 0 ? nil : value
     }
 
     /// Frames dropped because the writer fell behind.

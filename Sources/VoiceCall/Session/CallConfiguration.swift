@@ -23,7 +23,9 @@ public struct CallConfiguration: Sendable {
     public var pollIntervalMilliseconds = 2
     /// Captured voice the audio thread may queue for the encoder, in milliseconds.
     public var captureCapacityMilliseconds = 500
-    public var jitterInitialDelayMilliseconds = 40
+    /// The jitter buffer's target before any jitter is measured: one 20 ms packet and half a 20 ms device
+    /// period of margin; the measured jitter takes over after two packets.
+    public var jitterInitialDelayMilliseconds = 30
     public var jitterMaxDelayMilliseconds = 400
     /// RTCP SDES CNAME.
     public var cname = "voicepeer"

@@ -6,8 +6,8 @@ public enum CallError: Error, CustomStringConvertible {
     case codec(OpusError)
     case socket(SocketError)
     case resampler(SpeexError)
-    /// pthread_create failed with `code`.
-    case threadFailed(code: Int32)
+    /// The network thread could not be started.
+    case threadFailed(ThreadStartError)
 
     public var description: String {
         switch self {
@@ -16,7 +16,7 @@ public enum CallError: Error, CustomStringConvertible {
         case .codec(let error): "\(error)"
         case .socket(let error): "\(error)"
         case .resampler(let error): "\(error)"
-        case .threadFailed(let code): "cannot start the network thread (error \(code))"
+        case .threadFailed(let error): "cannot start the network thread: \(error)"
         }
     }
 }

@@ -34,7 +34,7 @@ public final class CallSession: @unchecked Sendable {
     private let sendPath: SendPath
     private let playout: PlayoutPath
     private let shared = SharedCallState()
-    private let thread: NetworkThread
+    private let thread: RepeatingThread
 
     /// Builds a session on an already bound socket (tests bind port 0 first to learn the address).
     /// Not real-time safe.
@@ -48,7 +48,7 @@ public final class CallSession: @unchecked Sendable {
         playout = try PlayoutPath(configuration: configuration)
         let loop = NetworkLoop(configuration: configuration, socket: socket, sendPath: sendPath, playout: playout,
                                shared: shared)
-        thread = NetworkThread { loop.iterate() }
+        thread = RepeatingThread(name: "call-network") { loop.iterate() }
         shared.published.withLock { $0.localSSRC = sendPath.sender.ssrc }
     }
 
@@ -62,7 +62,9 @@ public final class CallSession: @unchecked Sendable {
     deinit { thread.stop() }
 
     /// Starts the network thread. Not real-time safe.
-    public func start() throws(CallError) { try thread.start() }
+    public func start() throws(CallError) {
+        do { try thread.start() } catch { throw .threadFailed(error) }
+    }
 
     /// Stops the network thread and waits for it (at most about one poll interval). Not real-time safe.
     public func stop() { thread.stop() }

@@ -20,12 +20,13 @@ public struct EchoPipelineSettings: Sendable, Hashable {
     public init() {}
 }
 
-/// The processing stage: speexdsp MDF echo cancellation → noise and residual-echo suppression → automatic gain
-/// control, on fixed blocks at the voice rate.
+/// The processing stage: speexdsp MDF echo cancellation → our per-bin residual echo suppression (with double-talk
+/// detection and comfort noise) → speexdsp noise suppression → automatic gain control, on fixed blocks at the
+/// voice rate.
 ///
-/// The preprocessor always runs with its echo suppressor linked to the canceller; "no noise suppression" keeps it
-/// running with a 0 dB noise floor, because speexdsp only applies its echo suppression gains while denoising is on.
-/// Gain control can be switched per block (`isAGCEnabled`). Not thread safe: the real-time thread owns it.
+/// The residual echo suppressor (`ResidualEchoSuppressor`) works from the linear filter's echo estimate and the
+/// reference, so it adds one block of latency (`latencyFrames`). Gain control can be switched per block
+/// (`isAGCEnabled`). Not thread safe: the real-time thread owns it.
 public final class EchoPipeline: VoiceProcessor {
     public let blockFrameCount: Int
     public let sampleRate: Int
@@ -34,10 +35,28 @@ public final class EchoPipeline: VoiceProcessor {
     /// that warns on standard error when enabled, so the level after suppression decides.)
     public static let voiceActivityThresholdDBFS: Float = -40
     private let canceller: EchoCanceller
+    private let suppressor: ResidualEchoSuppressor
     private let preprocessor: Preprocessor
     private let microphone: UnsafeMutableBufferPointer<Int16>
     private let reference: UnsafeMutableBufferPointer<Int16>
     private let cancelled: UnsafeMutableBufferPointer<Int16>
+    private let error: UnsafeMutableBufferPointer<Float>
+    private let echoEstimate: UnsafeMutableBufferPointer<Float>
+    private var misadjustment = MisadjustmentMonitor()
+
+    /// Power of the microphone over the linear filter's output in the last block while the far end played, in
+    /// dB (0 when it did not play).
+    public private(set) var linearERLEDB: Float = 0
+    /// Power the residual echo suppressor removed from the last block, in dB (0 = untouched, negative).
+    public var suppressionDB: Float { suppressor.suppressionDecibels }
+    /// Whether the near talker spoke over the far end in the last block.
+    public var isDoubleTalk: Bool { suppressor.detector.doubleTalk }
+    /// Times the linear filter was found misadjusted (its error correlated with its own echo estimate, as after
+    /// an echo-path change) and started over.
+    public private(set) var divergenceResetCount = 0
+    /// Processing delay of the output behind the microphone, in frames: the suppressor's block, and one more
+    /// block from speexdsp's preprocessor (its analysis window overlaps the previous frame).
+    public var latencyFrames: Int { suppressor.latencyFrames + blockFrameCount }
 
     /// Not real-time safe (allocates the filter and scratch blocks).
     public init(sampleRate: Int, blockFrameCount: Int, settings: EchoPipelineSettings = .init()) throws(SpeexError) {
@@ -47,8 +66,8 @@ public final class EchoPipeline: VoiceProcessor {
         canceller = try EchoCanceller(frameCount: blockFrameCount,
                                       filterLengthMilliseconds: settings.filterLengthMilliseconds,
                                       sampleRate: sampleRate)
+        suppressor = ResidualEchoSuppressor(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
         preprocessor = try Preprocessor(frameCount: blockFrameCount, sampleRate: sampleRate)
-        preprocessor.link(echoCanceller: canceller)
         preprocessor.isDenoiseEnabled = true
         preprocessor.noiseSuppressionDB = settings.isNoiseSuppressionEnabled ? settings.noiseSuppressionDB : 0
         preprocessor.echoSuppressionDB = settings.echoSuppressionDB
@@ -60,12 +79,14 @@ public final class EchoPipeline: VoiceProcessor {
         reference = .allocate(capacity: blockFrameCount)
         cancelled = .allocate(capacity: blockFrameCount)
         for block in [microphone, reference, cancelled] { block.initialize(repeating: 0) }
+        error = .allocate(capacity: blockFrameCount)
+        echoEstimate = .allocate(capacity: blockFrameCount)
+        for block in [error, echoEstimate] { block.initialize(repeating: 0) }
     }
 
     deinit {
-        microphone.deallocate()
-        reference.deallocate()
-        cancelled.deallocate()
+        for block in [microphone, reference, cancelled] { block.deallocate() }
+        for block in [error, echoEstimate] { block.deallocate() }
     }
 
     /// Whether gain control runs on the next block. Real-time safe; set it on the processing thread.
@@ -86,11 +107,35 @@ public final class EchoPipeline: VoiceProcessor {
         SampleConversion.int16(from: input, into: microphone)
         SampleConversion.int16(from: echo, into: reference)
         canceller.process(microphone: microphoneBase, reference: referenceBase, output: cancelledBase)
+        var microphonePower: Float = 0, errorPower: Float = 0, referencePower: Float = 0
+        for index in 0..<blockFrameCount {
+            let e = Float(cancelled[index]) / 32768
+            error[index] = e
+            echoEstimate[index] = input[index] - e
+            microphonePower += input[index] * input[index]
+            errorPower += e * e
+            referencePower += echo[index] * echo[index]
+        }
+        let farEndActive = referencePower > 1e-8 * Float(blockFrameCount)
+        linearERLEDB = farEndActive ? 10 * log10(max(microphonePower, 1e-20) / max(errorPower, 1e-20)) : 0
+        if misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),
+                                 farEndActive: farEndActive) {
+            divergenceResetCount += 1
+            reset()
+        }
+        suppressor.process(output: error, echoEstimate: UnsafeBufferPointer(echoEstimate),
+                           reference: UnsafeBufferPointer(rebasing: echo[..<blockFrameCount]))
+        SampleConversion.int16(from: UnsafeBufferPointer(error), into: cancelled)
         preprocessor.process(cancelledBase)
         SampleConversion.float(from: UnsafeBufferPointer(cancelled), into: output)
         return LevelMeter.measure(UnsafeBufferPointer(cancelled)).rmsDBFS > Self.voiceActivityThresholdDBFS
     }
 
-    /// Forgets the echo path and the noise estimate. Real-time safe.
-    public func reset() { canceller.reset() }
+    /// Forgets the echo path (the linear filter and what the suppressor learned about its leftovers).
+    /// Real-time safe.
+    public func reset() {
+        canceller.reset()
+        suppressor.forgetEchoCoupling()
+        misadjustment = MisadjustmentMonitor()
+    }
 }

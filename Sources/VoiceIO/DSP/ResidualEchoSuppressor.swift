@@ -202,6 +202,13 @@ public final class ResidualEchoSuppressor {
         }
     }
 
+    /// Forgets how much echo the linear filter leaves (back to the pessimistic start), e.g. after the filter was
+    /// reset; the noise floor and the signal histories stay. Real-time safe.
+    public func forgetEchoCoupling() {
+        leakage.update(repeating: 1, count: binCount)
+        referenceCoupling.update(repeating: 1, count: binCount)
+    }
+
     /// Shifts `block` into the two-block `history` and transforms the windowed history.
     private func analyse(_ block: UnsafePointer<Float>, history: UnsafeMutablePointer<Float>,
                          real: UnsafeMutablePointer<Float>, imaginary: UnsafeMutablePointer<Float>) {

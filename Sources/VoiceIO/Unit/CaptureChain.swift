@@ -41,6 +41,12 @@ final class CaptureChain {
     private(set) var isNearVoiceActive = false
     /// Level of the processed voice over the last period.
     private(set) var processedLevel = Level.silence
+    /// Blocks processed so far, those in double talk, and the residual echo suppression summed over them (dB):
+    /// running totals an observer differences over any span it likes.
+    private(set) var blockCount = 0
+    private(set) var doubleTalkBlockCount = 0
+    private(set) var suppressionSumDB: Double = 0
+    private var realignmentsSeen = 0
 
     /// `initialDelayFrames`: device-reported delay between playback and capture, in device-rate frames.
     /// Not real-time safe (allocates everything the real-time path needs).
@@ -81,11 +87,13 @@ final class CaptureChain {
     }
 
     /// Frames of delay the chain adds between capture and output, in voice-rate frames (conversion only; the
-    /// block FIFO adds up to one block more).
+    /// block FIFO adds up to one block more, processing adds `processingLatencyFrames` unless bypassed).
     var latencyFrames: Int { microphoneConverter.latencyFrames }
+    /// Frames of delay the processing stage adds (not the pass-through), in voice-rate frames.
+    var processingLatencyFrames: Int { pipeline.latencyFrames }
 
     /// Bulk delay applied to the reference now, in milliseconds.
-    var delayMilliseconds: Float { Float(aligner.delayFrames) * 1000 / Float(voiceRate) }
+    var delayMilliseconds: Float { Float(aligner.delayFrames * 1000 / Double(voiceRate)) }
 
     /// Processes one device period: `capture` and `reference` have the same count. Writes processed voice to
     /// `output` and returns the frames written; frames that do not fit are counted in `droppedFrames`.
@@ -123,6 +131,11 @@ final class CaptureChain {
     private func processBlock(bypass: Bool) {
         let microphone = UnsafeBufferPointer(microphoneBlock)
         aligner.observe(microphone: microphone, reference: UnsafeBufferPointer(referenceBlock))
+        if aligner.realignmentCount != realignmentsSeen {
+            // The reference moved under the filter: what it learned no longer fits.
+            realignmentsSeen = aligner.realignmentCount
+            pipeline.reset()
+        }
         delayLine.process(UnsafeBufferPointer(referenceBlock), into: referenceBlock, delayFrames: aligner.delayFrames)
         let reference = UnsafeBufferPointer(referenceBlock)
         let referencePower = meanSquare(reference)
@@ -145,6 +158,11 @@ final class CaptureChain {
             wasBypassed = bypass
         }
         updateERLE(referencePower: referencePower, microphone: microphone)
+        blockCount += 1
+        if !bypass {
+            doubleTalkBlockCount += pipeline.isDoubleTalk ? 1 : 0
+            suppressionSumDB += Double(pipeline.suppressionDB)
+        }
         // While the loudspeaker plays, the stage's voice decision only counts once the echo is well below the
         // microphone: otherwise the echo itself (far voice, app sounds) would pass for a near talker.
         isNearVoiceActive = stageVoice && (referencePower < 1e-6 || erleDB > Self.nearActivityMinimumERLEDB)

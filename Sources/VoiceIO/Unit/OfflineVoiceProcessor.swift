@@ -2,8 +2,8 @@
 /// reference) at the device rate, sample `i` of both being the same instant, into processed voice at the voice
 /// rate. What `voicepeer process` uses; the same code path as a running `VoiceProcessingIO`.
 ///
-/// The output is aligned with the microphone: the conversion latency is removed, so output frame `j` is the
-/// microphone around frame `j × deviceRate / voiceRate`. Not real-time (it works on arrays).
+/// The output is aligned with the microphone: the conversion and processing latencies are removed, so output
+/// frame `j` is the microphone around frame `j × deviceRate / voiceRate`. Not real-time (it works on arrays).
 public final class OfflineVoiceProcessor {
     public let deviceRate: Int
     public let voiceFormat: StreamFormat
@@ -41,13 +41,27 @@ public final class OfflineVoiceProcessor {
     /// Bulk delay applied to the reference at the end of the last run, in milliseconds.
     public var delayMilliseconds: Float { chain.delayMilliseconds }
     /// Whether the delay was estimated (false: no reliable correlation peak was found).
-    public var isDelayEstimated: Bool { chain.aligner.estimateCount > 0 }
+    public var isDelayEstimated: Bool { chain.aligner.realignmentCount > 0 }
+    /// Clock drift compensated at the end of the last run, in ppm (nil: not found).
+    public var driftPPM: Double? { chain.aligner.driftPPM }
+    /// Times the reference delay moved to a new echo arrival (first lock included).
+    public var realignmentCount: Int { chain.aligner.realignmentCount }
+    /// Times the linear filter was found misadjusted (echo-path change) and started over.
+    public var divergenceResetCount: Int { chain.pipeline.divergenceResetCount }
+    /// What the engine knew over the last run, one point per `traceIntervalSeconds`.
+    public private(set) var trace: [EchoTracePoint] = []
+    /// Span of one `trace` point, in seconds.
+    public var traceIntervalSeconds = 0.5
+    /// Fraction of the last run's processed blocks judged double talk.
+    public var doubleTalkFraction: Double {
+        chain.blockCount > 0 ? Double(chain.doubleTalkBlockCount) / Double(chain.blockCount) : 0
+    }
 
     /// Processes `microphone` against `loudspeaker` (shorter one zero-padded to the microphone's length) and
     /// returns the processed voice, `microphone.count × voiceRate / deviceRate` frames.
     public func process(microphone: [Float], loudspeaker: [Float]) -> [Float] {
         let expected = microphone.count * voiceFormat.sampleRate / deviceRate
-        let latency = chain.latencyFrames
+        let latency = chain.latencyFrames + (bypass ? 0 : chain.processingLatencyFrames)
         var result = [Float]()
         result.reserveCapacity(expected + latency + 2 * chain.blockFrameCount)
         var periodMicrophone = [Float](repeating: 0, count: periodFrames)
@@ -55,6 +69,10 @@ public final class OfflineVoiceProcessor {
         var drained = [Float](repeating: 0, count: output.capacity)
         var start = 0
         var dropped = 0
+        trace = []
+        var spanStart = (blocks: chain.blockCount, doubleTalk: chain.doubleTalkBlockCount,
+                         suppression: chain.suppressionSumDB)
+        let spanFrames = max(Int(traceIntervalSeconds * Double(deviceRate)), periodFrames)
         while result.count < expected + latency {
             for index in 0..<periodFrames {
                 let frame = start + index
@@ -70,6 +88,19 @@ public final class OfflineVoiceProcessor {
             }
             let count = drained.withUnsafeMutableBufferPointer { output.read(into: $0) }
             result.append(contentsOf: drained[..<count])
+            if start % spanFrames < periodFrames {
+                let blocks = max(chain.blockCount - spanStart.blocks, 1)
+                let toMilliseconds = 1000 / Double(voiceFormat.sampleRate)
+                trace.append(EchoTracePoint(
+                    endSeconds: Double(start) / Double(deviceRate),
+                    delayMilliseconds: chain.aligner.delayFrames * toMilliseconds,
+                    arrivalMilliseconds: chain.aligner.arrivalFrames.map { $0 * toMilliseconds },
+                    driftPPM: chain.aligner.driftPPM, erleDB: Double(chain.erleDB),
+                    linearERLEDB: Double(chain.pipeline.linearERLEDB),
+                    suppressionDB: (chain.suppressionSumDB - spanStart.suppression) / Double(blocks),
+                    doubleTalkFraction: Double(chain.doubleTalkBlockCount - spanStart.doubleTalk) / Double(blocks)))
+                spanStart = (chain.blockCount, chain.doubleTalkBlockCount, chain.suppressionSumDB)
+            }
         }
         return Array(result[latency..<(latency + expected)])
     }

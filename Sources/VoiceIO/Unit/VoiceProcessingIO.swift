@@ -290,9 +290,9 @@ public final class VoiceProcessingIO: @unchecked Sendable {
         StatisticsStore.store(playbackChain.otherLevel, rms: store.otherRMS, peak: store.otherPeak)
         store.erleDB.store(captureChain.erleDB)
         store.delayMilliseconds.store(captureChain.delayMilliseconds)
-        store.isDelayEstimated.store(captureChain.aligner.estimateCount > 0, ordering: .relaxed)
-        let peakFrames = captureChain.aligner.peakFrames ?? 0
-        store.measuredDelayMilliseconds.store(Float(peakFrames) * 1000 / Float(voiceFormat.sampleRate))
+        store.isDelayEstimated.store(captureChain.aligner.realignmentCount > 0, ordering: .relaxed)
+        let arrivalFrames = captureChain.aligner.arrivalFrames ?? 0
+        store.measuredDelayMilliseconds.store(Float(arrivalFrames * 1000 / Double(voiceFormat.sampleRate)))
         store.agcGainDB.store(Float(captureChain.pipeline.agcGainDB))
         store.duckingGainDB.store(playbackChain.ducker.gainDB)
         if droppedFrames > 0 { store.inputOverflowFrameCount.add(droppedFrames, ordering: .relaxed) }

@@ -7,12 +7,14 @@ import VoiceIO
 ///
 /// ```
 /// device ─► [raw mic tap ─► --record-mic] ─► VoiceProcessingIO ─► input callback ─► CallSession.sendCaptured ─► network
-///                                                  ▲               └─► --record
-///                                                  └── render callback ◄─ CallSession.renderReceived ◄─ network
+///    ▲                                             ▲               └─► --record
+///    └─ [speaker tap ─► --record-speaker] ◄────────┴── render callback ◄─ CallSession.renderReceived ◄─ network
 ///                                                                      └─► --record-far
 /// ```
 /// The main thread only watches: keys (`b` toggles bypass, `q` quits), SIGUSR1 (toggles bypass), SIGINT/SIGTERM
-/// (stop), the status line and the final summary.
+/// (stop), the status line and the final summary. The summary gives, for the microphone and loudspeaker
+/// recordings, the monotonic-clock time of their first frame, so that `voicepeer compare` can put two peers'
+/// recordings on one time base (mouth-to-ear latency).
 struct CallCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "call",
@@ -22,9 +24,9 @@ struct CallCommand: ParsableCommand {
     var listen: String
     @Option(help: "Remote peer's HOST:PORT: the only source accepted and where our stream goes.")
     var remote: String
-    @Option(help: "Audio device: sim (simulated room) or alsa:NAME.")
+    @Option(help: "Audio device: sim (simulated room) or alsa:NAME (an ALSA PCM, e.g. alsa:default; see voicepeer devices).")
     var device = "sim"
-    @Option(help: "Near-end talker for the simulated room (an audio file).")
+    @Option(help: "Near-end talker for the simulated room (an audio file; not with alsa:).")
     var talker: String?
     @Option(name: .customLong("voice-rate"), help: "Voice rate in Hz (8000, 11025, 12000, 16000, 24000, 48000).")
     var voiceRate = 16000
@@ -44,6 +46,8 @@ struct CallCommand: ParsableCommand {
     var recordMic: String?
     @Option(name: .customLong("record-far"), help: "Record the received far-end voice (WAV, voice rate).")
     var recordFar: String?
+    @Option(name: .customLong("record-speaker"), help: "Record what the loudspeaker plays (WAV, device rate).")
+    var recordSpeaker: String?
     @Option(help: "Write an SDP describing the stream this peer sends.")
     var sdp: String?
     @Option(help: "Stop after this many seconds (default: until Ctrl-C or SIGTERM).")
@@ -63,6 +67,9 @@ struct CallCommand: ParsableCommand {
         guard device == "sim" || (device.hasPrefix("alsa:") && device.count > 5) else {
             throw ValidationError("--device must be sim or alsa:NAME")
         }
+        if talker != nil && device != "sim" {
+            throw ValidationError("--talker is the simulated room's near-end voice; with \(device) the microphone talks")
+        }
     }
 
     func run() throws {
@@ -76,15 +83,14 @@ struct CallCommand: ParsableCommand {
             let session = try CallSession(listen: try SocketAddress.resolve(listen), configuration: configuration)
             if let sdp { try writeSDP(to: sdp, session: session) }
 
-            let micRecorder: StreamRecorder?
-            let room = try makeDevice()
-            if let recordMic {
-                let recorder = try StreamRecorder(path: recordMic, sampleRate: room.configuration.sampleRate)
-                micRecorder = recorder
-            } else {
-                micRecorder = nil
-            }
-            let device: any AudioDevice = micRecorder.map { recorder in CaptureTapDevice(room) { recorder.append($0) } } ?? room
+            let baseDevice = try makeDevice()
+            let deviceConfiguration = try openedConfiguration(of: baseDevice)
+            let deviceRate = deviceConfiguration.sampleRate
+            let micRecorder = try recordMic.map { path throws(AudioFileError) in try StreamRecorder(path: path, sampleRate: deviceRate) }
+            let speakerRecorder = try recordSpeaker.map { path throws(AudioFileError) in try StreamRecorder(path: path, sampleRate: deviceRate) }
+            let device: any AudioDevice = micRecorder == nil && speakerRecorder == nil ? baseDevice
+                : TapDevice(baseDevice, capture: micRecorder.map { recorder in { recorder.append($0) } },
+                            playback: speakerRecorder.map { recorder in { recorder.append($0) } })
             let unit = try VoiceProcessingIO(device: device, voiceFormat: try StreamFormat.voice(sampleRate: voiceRate))
             unit.bypassVoiceProcessing = bypass
             let sentRecorder = try record.map { path throws(AudioFileError) in try StreamRecorder(path: path, sampleRate: voiceRate) }
@@ -94,19 +100,31 @@ struct CallCommand: ParsableCommand {
 
             try session.start()
             try unit.start()
-            print("call: \(session.localAddress) ⇄ \(configuration.remote), \(device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(voiceRate) Hz, Opus \(configuration.codecRate) Hz \(frameMilliseconds) ms \(bitrate) bit/s\(fec ? " FEC" : "")\(dtx ? " DTX" : "")")
+            print("call: \(session.localAddress) ⇄ \(configuration.remote), \(device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(voiceRate) Hz, Opus \(configuration.codecRate) Hz \(frameMilliseconds) ms \(bitrate) bit/s\(fec ? " FEC" : "")\(dtx ? " DTX" : ""), lookahead \(String(format: "%.1f", Double(session.encoderLookaheadFrameCount) * 1000 / Double(configuration.codecRate))) ms")
+            fflush(nil)
             let monitor = CallMonitor(unit: unit, session: session, eventsPath: record.map { $0 + ".events" })
             let reason = monitor.run(duration: duration)
+            let timing = device.timing
             unit.stop()
             session.stop()
-            for recorder in [micRecorder, sentRecorder, farRecorder].compactMap({ $0 }) { recorder.close() }
-            monitor.printSummary(reason: reason, recorders: [micRecorder, sentRecorder, farRecorder].compactMap { $0 })
+            let periodFrames = unit.deviceConfiguration.periodFrames
+            let recordings = [
+                CallRecording(role: "microphone", recorder: micRecorder,
+                              deviceOffsetFrames: -(periodFrames + timing.captureDelayFrames)),
+                CallRecording(role: "loudspeaker", recorder: speakerRecorder,
+                              deviceOffsetFrames: timing.playbackDelayFrames - periodFrames),
+                CallRecording(role: "sent", recorder: sentRecorder),
+                CallRecording(role: "far end", recorder: farRecorder),
+            ].compactMap { $0 }
+            for recording in recordings { recording.recorder.close() }
+            monitor.printSummary(reason: reason, recordings: recordings)
         }
     }
 
-    private func makeDevice() throws -> SimulatedRoom {
-        guard device == "sim" else {
-            throw CommandFailure("\(device): ALSA devices are not available in this build yet (use --device sim)")
+    private func makeDevice() throws -> any AudioDevice {
+        if device.hasPrefix("alsa:") {
+            ALSAError.silenceLibraryMessages()
+            return ALSADevice(name: String(device.dropFirst(5)))
         }
         var room = SimulatedRoomConfiguration()
         room.clock = .realTime
@@ -121,6 +139,16 @@ struct CallCommand: ParsableCommand {
             room.nearTalker = repeated
         }
         return try SimulatedRoom(configuration: room)
+    }
+
+    /// Opens `device` the way the unit will, to learn its rate before the recorders are made.
+    private func openedConfiguration(of device: any AudioDevice) throws -> DeviceConfiguration {
+        do {
+            return try device.open(requested: .request(sampleRate: VoiceProcessingSettings().requestedDeviceRate,
+                                                       periodMilliseconds: VoiceProcessingSettings().periodMilliseconds))
+        } catch {
+            throw CommandFailure("\(error)")
+        }
     }
 
     private func writeSDP(to path: String, session: CallSession) throws {

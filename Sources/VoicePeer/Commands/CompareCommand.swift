@@ -7,7 +7,12 @@ import VoiceIO
 struct CompareCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compare",
-        abstract: "Print the lag and correlation of TEST against REFERENCE (test converted to the reference's rate).")
+        abstract: "Print the lag and correlation of TEST against REFERENCE (test converted to the reference's rate).",
+        discussion: """
+            With --reference-start and --test-start (when each file's frame 0 happened on one clock, such as the \
+            times voicepeer call prints for its microphone and loudspeaker recordings), also prints delay_ms: \
+            how much later the matched sound is in TEST than in REFERENCE on that clock.
+            """)
 
     @Option(help: "The original signal (WAV).")
     var reference: String
@@ -19,6 +24,17 @@ struct CompareCommand: ParsableCommand {
     var skipSeconds = 0.0
     @Option(name: .customLong("length-s"), help: "Compare at most this many seconds of the reference.")
     var lengthSeconds = 10.0
+    @Option(name: .customLong("reference-start"),
+            help: "When the reference's frame 0 happened, in seconds of one clock (e.g. from voicepeer call's summary).")
+    var referenceStartSeconds: Double?
+    @Option(name: .customLong("test-start"), help: "When the test's frame 0 happened, on the same clock.")
+    var testStartSeconds: Double?
+
+    func validate() throws {
+        guard (referenceStartSeconds == nil) == (testStartSeconds == nil) else {
+            throw ValidationError("--reference-start and --test-start go together")
+        }
+    }
 
     func run() throws {
         try CommandFailure.reporting {
@@ -37,7 +53,13 @@ struct CompareCommand: ParsableCommand {
             }
             let lagMilliseconds = Double(result.lagFrames - start) * 1000 / Double(rate)
             let level = received.withUnsafeBufferPointer { LevelMeter.measure($0).rmsDBFS }
-            print(String(format: "lag_ms=%.1f correlation=%.3f test_rms_dbfs=%.1f", lagMilliseconds, result.correlation, level))
+            var line = String(format: "lag_ms=%.1f correlation=%.3f test_rms_dbfs=%.1f", lagMilliseconds, result.correlation, level)
+            if let referenceStartSeconds, let testStartSeconds {
+                // The same sound is at reference frame i and test frame i + lag: its delay on the common clock.
+                let delayMilliseconds = lagMilliseconds + (testStartSeconds - referenceStartSeconds) * 1000
+                line += String(format: " delay_ms=%.1f", delayMilliseconds)
+            }
+            print(line)
         }
     }
 }

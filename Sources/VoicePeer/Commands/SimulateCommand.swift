@@ -10,8 +10,8 @@ struct SimulateCommand: ParsableCommand {
         abstract: "Run the voice unit in a simulated room, or on an ALSA device, and write the processed microphone.",
         discussion: """
             With --device alsa:NAME the far-end voice plays on the device and its capture is processed in real \
-            time; --near, --delay-ms, --rt60, --erl-db, --drift-ppm and --record-dir describe the simulated room \
-            and do not apply.
+            time; --near, --delay-ms, --rt60, --erl-db, --drift-ppm, --loudspeaker-drive and --record-dir describe \
+            the simulated room and do not apply.
             """)
 
     @Option(name: .long, help: "Far-end voice (played through the loudspeaker).")
@@ -43,6 +43,9 @@ struct SimulateCommand: ParsableCommand {
     var erlDB = 6.0
     @Option(name: .customLong("drift-ppm"), help: "Capture/playback clock drift in ppm.")
     var driftPPM = 0.0
+    @Option(name: .customLong("loudspeaker-drive"),
+            help: "Soft-clip the loudspeaker: tanh with this drive (small signals keep unit gain; default linear).")
+    var loudspeakerDrive: Float?
     @Option(name: .long, help: "Length of the run in seconds (default: the longest input plus one second).")
     var seconds: Double?
     @Option(name: .customLong("record-dir"), help: "Write loudspeaker.wav and microphone.wav here for replay.")
@@ -51,9 +54,12 @@ struct SimulateCommand: ParsableCommand {
     var realtime = false
 
     func validate() throws {
+        if let loudspeakerDrive, !(loudspeakerDrive > 0 && loudspeakerDrive <= 100) {
+            throw ValidationError("--loudspeaker-drive must be in (0, 100], got \(loudspeakerDrive)")
+        }
         guard audioDevice.isALSA else { return }
-        guard near == nil, recordDirectory == nil else {
-            throw ValidationError("--near and --record-dir need the simulated room (--device sim)")
+        guard near == nil, recordDirectory == nil, loudspeakerDrive == nil else {
+            throw ValidationError("--near, --record-dir and --loudspeaker-drive need the simulated room (--device sim)")
         }
     }
 
@@ -126,6 +132,7 @@ struct SimulateCommand: ParsableCommand {
         room.bulkDelayMilliseconds = delayMilliseconds
         room.echoReturnLossDB = erlDB
         room.driftPPM = driftPPM
+        room.loudspeakerDrive = loudspeakerDrive
         if let near { room.nearTalker = try AudioInput.load(near, sampleRate: deviceRate) }
         room.nearTalkerStartSeconds = nearStart
         return try SimulatedRoom(configuration: room)

@@ -92,7 +92,7 @@ final class CallMonitor {
         }
     }
 
-    func printSummary(reason: StopReason, recorders: [StreamRecorder]) {
+    func printSummary(reason: StopReason, recordings: [CallRecording]) {
         let call = session.statistics
         let unitStatistics = unit.statistics
         print(String(format: "call ended after %.1f s (%@); bypass toggled %d times, now %@", seconds,
@@ -116,10 +116,12 @@ final class CallMonitor {
         }
         print(String(format: "  unit: ERLE %.1f dB now, echo delay %.1f ms, xruns %d", unitStatistics.erleDB,
                      unitStatistics.delayMilliseconds, unitStatistics.deviceXrunCount))
-        for recorder in recorders {
-            print(String(format: "  recorded %@: %.1f s at %d Hz%@", recorder.path,
+        for recording in recordings {
+            let recorder = recording.recorder
+            let clock = recording.firstFrameSeconds.map { String(format: "; frame 0 at %.6f s monotonic", $0) } ?? ""
+            print(String(format: "  recorded %@ %@: %.1f s at %d Hz%@%@", recording.role, recorder.path,
                          Double(recorder.framesWritten) / Double(recorder.sampleRate), recorder.sampleRate,
-                         recorder.droppedFrameCount > 0 ? " (\(recorder.droppedFrameCount) frames dropped)" : ""))
+                         recorder.droppedFrameCount > 0 ? " (\(recorder.droppedFrameCount) frames dropped)" : "", clock))
         }
         if let eventsPath { print("  bypass events: \(eventsPath)") }
     }

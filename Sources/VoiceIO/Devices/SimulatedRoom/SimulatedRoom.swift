@@ -92,10 +92,10 @@ public final class SimulatedRoom: AudioDevice, @unchecked Sendable {
         stop()
         self.cycle = cycle
         if configuration.clock == .realTime {
-            let thread = PeriodicThread(periodNanoseconds: Int(configuration.periodMilliseconds * 1_000_000)) {
+            let thread = PeriodicThread(name: "sim-room", periodNanoseconds: Int(configuration.periodMilliseconds * 1_000_000)) {
                 [unowned self] in self.runPeriod()
             }
-            try thread.start()
+            do { try thread.start() } catch { throw SimulatedRoomError.threadFailed(error.description) }
             ticker = thread
         }
     }

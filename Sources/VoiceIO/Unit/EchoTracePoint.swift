@@ -1,0 +1,19 @@
+/// What the echo canceller knew over one span of an offline run (see `OfflineVoiceProcessor.trace`).
+public struct EchoTracePoint: Sendable, Hashable {
+    /// End of the span, in seconds from the start of the recording.
+    public var endSeconds: Double
+    /// Bulk delay applied to the reference at the end of the span, in milliseconds.
+    public var delayMilliseconds: Double
+    /// The echo's strongest arrival behind the reference, in milliseconds (nil: not found yet).
+    public var arrivalMilliseconds: Double?
+    /// Clock drift being compensated, in ppm (nil: not known yet).
+    public var driftPPM: Double?
+    /// Smoothed echo return loss enhancement of the whole stage while the far end plays, in dB.
+    public var erleDB: Double
+    /// The linear filter's own enhancement in the span's last block with far-end signal, in dB.
+    public var linearERLEDB: Double
+    /// Mean power the residual echo suppressor removed per block over the span, in dB (negative).
+    public var suppressionDB: Double
+    /// Fraction of the span's blocks judged double talk, 0 ... 1.
+    public var doubleTalkFraction: Double
+}
