@@ -291,6 +291,8 @@ public final class VoiceProcessingIO: @unchecked Sendable {
         store.erleDB.store(captureChain.erleDB)
         store.delayMilliseconds.store(captureChain.delayMilliseconds)
         store.isDelayEstimated.store(captureChain.aligner.realignmentCount > 0, ordering: .relaxed)
+        let arrivalFrames = captureChain.aligner.arrivalFrames ?? 0
+        store.measuredDelayMilliseconds.store(Float(arrivalFrames * 1000 / Double(voiceFormat.sampleRate)))
         store.agcGainDB.store(Float(captureChain.pipeline.agcGainDB))
         store.duckingGainDB.store(playbackChain.ducker.gainDB)
         if droppedFrames > 0 { store.inputOverflowFrameCount.add(droppedFrames, ordering: .relaxed) }

@@ -9,6 +9,9 @@ public struct VoiceProcessingStatistics: Sendable, Equatable {
     public var delayMilliseconds: Float
     /// Whether the delay comes from an estimate (false: still the device's reported latency).
     public var isDelayEstimated: Bool
+    /// The echo's delay as last measured (the reference-to-microphone correlation peak), in milliseconds; 0 before
+    /// the first estimate. The applied delay leads it and only follows it when it leaves the filter's reach.
+    public var measuredDelayMilliseconds: Float
     /// Clock drift between capture and playback reported by the device, in ppm.
     public var driftPPM: Double
     /// The captured microphone (device rate), the processed voice (voice rate), the far-end voice played and
@@ -37,6 +40,7 @@ final class StatisticsStore: Sendable {
     let erleDB = AtomicFloat(0)
     let delayMilliseconds = AtomicFloat(0)
     let isDelayEstimated = Atomic<Bool>(false)
+    let measuredDelayMilliseconds = AtomicFloat(0)
     let microphoneRMS = AtomicFloat(Level.floorDBFS), microphonePeak = AtomicFloat(Level.floorDBFS)
     let processedRMS = AtomicFloat(Level.floorDBFS), processedPeak = AtomicFloat(Level.floorDBFS)
     let farRMS = AtomicFloat(Level.floorDBFS), farPeak = AtomicFloat(Level.floorDBFS)
@@ -55,7 +59,8 @@ final class StatisticsStore: Sendable {
     func snapshot(timing: DeviceTiming) -> VoiceProcessingStatistics {
         VoiceProcessingStatistics(
             erleDB: erleDB.load(), delayMilliseconds: delayMilliseconds.load(),
-            isDelayEstimated: isDelayEstimated.load(ordering: .relaxed), driftPPM: timing.driftPPM,
+            isDelayEstimated: isDelayEstimated.load(ordering: .relaxed),
+            measuredDelayMilliseconds: measuredDelayMilliseconds.load(), driftPPM: timing.driftPPM,
             microphone: Level(rmsDBFS: microphoneRMS.load(), peakDBFS: microphonePeak.load()),
             processed: Level(rmsDBFS: processedRMS.load(), peakDBFS: processedPeak.load()),
             farEnd: Level(rmsDBFS: farRMS.load(), peakDBFS: farPeak.load()),

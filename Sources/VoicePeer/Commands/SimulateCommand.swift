@@ -2,11 +2,17 @@ import ArgumentParser
 import Foundation
 import VoiceIO
 
-/// `voicepeer simulate`: the unit against the simulated room, with far-end voice, a near talker and app sounds.
+/// `voicepeer simulate`: the unit against the simulated room (or a real ALSA device), with far-end voice, a
+/// near talker and app sounds.
 struct SimulateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulate",
-        abstract: "Run the voice unit in a simulated room and write the processed microphone.")
+        abstract: "Run the voice unit in a simulated room, or on an ALSA device, and write the processed microphone.",
+        discussion: """
+            With --device alsa:NAME the far-end voice plays on the device and its capture is processed in real \
+            time; --near, --delay-ms, --rt60, --erl-db, --drift-ppm, --loudspeaker-drive and --record-dir describe \
+            the simulated room and do not apply.
+            """)
 
     @Option(name: .long, help: "Far-end voice (played through the loudspeaker).")
     var far: String
@@ -20,8 +26,9 @@ struct SimulateCommand: ParsableCommand {
     var out: String
     @Option(name: .customLong("voice-rate"), help: "Voice rate in Hz.")
     var voiceRate = 16000
-    @Option(name: .customLong("device-rate"), help: "Simulated device rate in Hz.")
+    @Option(name: .customLong("device-rate"), help: "Device rate in Hz (an ALSA device may give another).")
     var deviceRate = 48000
+    @OptionGroup var audioDevice: DeviceOptions
     @Flag(name: .long, help: "Bypass voice processing.")
     var bypass = false
     @Flag(name: .customLong("no-agc"), help: "Turn automatic gain control off.")
@@ -43,12 +50,16 @@ struct SimulateCommand: ParsableCommand {
     var seconds: Double?
     @Option(name: .customLong("record-dir"), help: "Write loudspeaker.wav and microphone.wav here for replay.")
     var recordDirectory: String?
-    @Flag(name: .long, help: "Pace the room by the clock and print a live level line.")
+    @Flag(name: .long, help: "Pace the room by the clock and print a live level line (always so on ALSA).")
     var realtime = false
 
     func validate() throws {
         if let loudspeakerDrive, !(loudspeakerDrive > 0 && loudspeakerDrive <= 100) {
             throw ValidationError("--loudspeaker-drive must be in (0, 100], got \(loudspeakerDrive)")
+        }
+        guard audioDevice.isALSA else { return }
+        guard near == nil, recordDirectory == nil, loudspeakerDrive == nil else {
+            throw ValidationError("--near, --record-dir and --loudspeaker-drive need the simulated room (--device sim)")
         }
     }
 
@@ -56,28 +67,26 @@ struct SimulateCommand: ParsableCommand {
         try CommandFailure.reporting {
             let voiceFormat = try StreamFormat.voice(sampleRate: voiceRate, sampleType: .int16)
             let farVoice = try AudioInput.load(far, sampleRate: voiceRate)
-            var room = SimulatedRoomConfiguration()
-            room.sampleRate = deviceRate
-            room.clock = realtime ? .realTime : .virtual
-            room.echoResponse = .synthetic(rt60Seconds: rt60)
-            room.bulkDelayMilliseconds = delayMilliseconds
-            room.echoReturnLossDB = erlDB
-            room.driftPPM = driftPPM
-            room.loudspeakerDrive = loudspeakerDrive
-            if let near { room.nearTalker = try AudioInput.load(near, sampleRate: deviceRate) }
-            room.nearTalkerStartSeconds = nearStart
+            let device: any AudioDevice
+            if let alsa = try audioDevice.openALSADevice(sampleRate: deviceRate) {
+                device = alsa.device
+            } else {
+                device = try makeRoom()
+            }
+            let room = device as? SimulatedRoom
             let appReader = try app.map { path throws(AudioFileError) in try AudioFileReader(path: path) }
             let appSound = try appReader?.readAllMono() ?? []
             let appRate = appReader?.format.sampleRate ?? deviceRate
+            let nearFrames = room?.configuration.nearTalker.count ?? 0
             let inputSeconds = [Double(farVoice.count) / Double(voiceRate),
-                                nearStart + Double(room.nearTalker.count) / Double(deviceRate),
+                                nearStart + Double(nearFrames) / Double(deviceRate),
                                 Double(appSound.count) / Double(appRate)].max() ?? 0
             let totalSeconds = seconds ?? inputSeconds + 1
-            let totalPeriods = Int(totalSeconds * 100)
-            let simulated = try SimulatedRoom(configuration: room)
-            if recordDirectory != nil { simulated.startRecording(seconds: totalSeconds + 1) }
+            if recordDirectory != nil { room?.startRecording(seconds: totalSeconds + 1) }
 
-            let unit = try VoiceProcessingIO(device: simulated, voiceFormat: voiceFormat)
+            var settings = VoiceProcessingSettings()
+            settings.requestedDeviceRate = deviceRate
+            let unit = try VoiceProcessingIO(device: device, voiceFormat: voiceFormat, settings: settings)
             unit.bypassVoiceProcessing = bypass
             unit.enableAGC = !noAGC
             if let duckDB {
@@ -88,44 +97,59 @@ struct SimulateCommand: ParsableCommand {
             let source = VoiceSource(farVoice)
             unit.setRenderCallback { source.render($0) }
             let session = SimulationSession(unit: unit, appSound: appSound, appRate: appRate)
+            let totalPeriods = Int((totalSeconds * 1000 / unit.deviceConfiguration.periodMilliseconds).rounded(.up))
             try unit.start()
-            if realtime {
-                while simulated.periodCount < totalPeriods {
-                    usleep(100_000)
-                    try session.pump()
-                    LiveLine.print(unit.statistics)
-                }
-                FileHandle.standardError.write(Data("\n".utf8))
-            } else {
+            if let room, !realtime {
                 var done = 0
                 while done < totalPeriods {
                     try session.pump()
                     let chunk = min(10, totalPeriods - done)
-                    try simulated.run(periods: chunk)
+                    try room.run(periods: chunk)
                     done += chunk
                 }
+            } else {
+                try session.runPaced(periods: totalPeriods, seconds: totalSeconds)
             }
             unit.stop()
             try session.pump()
             let writer = try AudioFileWriter(path: out, format: try StreamFormat.voice(sampleRate: voiceRate))
             try session.output.withUnsafeBufferPointer { (frames) throws(AudioFileError) in try writer.write(frames) }
             writer.close()
-            if let recordDirectory {
-                let recording = simulated.recording()
-                let format = try StreamFormat(sampleRate: deviceRate)
-                for (name, samples) in [("loudspeaker", recording.loudspeaker), ("microphone", recording.microphone)] {
-                    let file = try AudioFileWriter(path: "\(recordDirectory)/\(name).wav", format: format)
-                    try samples.withUnsafeBufferPointer { (frames) throws(AudioFileError) in try file.write(frames) }
-                    file.close()
-                }
-            }
-            Summary.print(unit.statistics, trueDelayMilliseconds: Double(simulated.echoDelayFrames) * 1000 / Double(deviceRate),
-                          seconds: totalSeconds, bypass: bypass)
+            if let recordDirectory, let room { try write(room.recording(), to: recordDirectory) }
+            let echoDelay = room.map {
+                String(format: "echo delay in the room %.1f ms", Double($0.echoDelayFrames) * 1000 / Double(deviceRate))
+            } ?? Summary.reportedDelay(device.timing, sampleRate: unit.deviceConfiguration.sampleRate)
+            Summary.print(unit.statistics, levels: session.farTalkLevels, device: device, configuration: unit.deviceConfiguration,
+                          echoDelay: echoDelay, seconds: totalSeconds, bypass: bypass)
+        }
+    }
+
+    private func makeRoom() throws -> SimulatedRoom {
+        var room = SimulatedRoomConfiguration()
+        room.sampleRate = deviceRate
+        room.clock = realtime ? .realTime : .virtual
+        room.echoResponse = .synthetic(rt60Seconds: rt60)
+        room.bulkDelayMilliseconds = delayMilliseconds
+        room.echoReturnLossDB = erlDB
+        room.driftPPM = driftPPM
+        room.loudspeakerDrive = loudspeakerDrive
+        if let near { room.nearTalker = try AudioInput.load(near, sampleRate: deviceRate) }
+        room.nearTalkerStartSeconds = nearStart
+        return try SimulatedRoom(configuration: room)
+    }
+
+    private func write(_ recording: (loudspeaker: [Float], microphone: [Float]), to directory: String) throws {
+        let format = try StreamFormat(sampleRate: deviceRate)
+        for (name, samples) in [("loudspeaker", recording.loudspeaker), ("microphone", recording.microphone)] {
+            let file = try AudioFileWriter(path: "\(directory)/\(name).wav", format: format)
+            try samples.withUnsafeBufferPointer { (frames) throws(AudioFileError) in try file.write(frames) }
+            file.close()
         }
     }
 }
 
-/// Feeds the app sound and drains processed voice between room periods (off the real-time thread).
+/// Feeds the app sound and drains processed voice between device periods (off the real-time thread), and keeps
+/// the unit's levels while the far end talks.
 final class SimulationSession {
     let unit: VoiceProcessingIO
     private let appSound: [Float]
@@ -133,6 +157,7 @@ final class SimulationSession {
     private var appPosition = 0
     private var drain = [Float](repeating: 0, count: 8192)
     private(set) var output: [Float] = []
+    private(set) var farTalkLevels = FarTalkLevels()
 
     init(unit: VoiceProcessingIO, appSound: [Float], appRate: Int) {
         self.unit = unit
@@ -151,7 +176,51 @@ final class SimulationSession {
             guard count > 0 else { break }
             output.append(contentsOf: drain[..<count])
         }
+        farTalkLevels.observe(unit.statistics)
     }
+
+    /// Pumps every 100 ms with a live level line until the device ran `periods` periods; fails when it has not
+    /// after `seconds` plus five seconds of wall-clock time (a device that stopped delivering audio).
+    func runPaced(periods: Int, seconds: Double) throws {
+        let deadline = ContinuousClock.now + .milliseconds(Int((seconds + 5) * 1000))
+        while unit.statistics.periodCount < periods {
+            guard ContinuousClock.now < deadline else {
+                unit.stop()
+                throw CommandFailure("\(unit.device.name) ran \(unit.statistics.periodCount) of \(periods) periods in \(Int(seconds + 5)) s: it stopped delivering audio")
+            }
+            usleep(100_000)
+            try pump()
+            LiveLine.print(unit.statistics)
+        }
+        FileHandle.standardError.write(Data("\n".utf8))
+    }
+}
+
+/// Mean levels (in power) and ERLE over the statistics snapshots taken while the far end was audible.
+struct FarTalkLevels {
+    static let farActiveDBFS: Float = -50
+    private(set) var snapshotCount = 0
+    private var microphonePower = 0.0
+    private var processedPower = 0.0
+    private var farPower = 0.0
+    private var erleDBSum = 0.0
+
+    mutating func observe(_ stats: VoiceProcessingStatistics) {
+        guard stats.farEnd.rmsDBFS > Self.farActiveDBFS else { return }
+        snapshotCount += 1
+        microphonePower += Self.power(stats.microphone.rmsDBFS)
+        processedPower += Self.power(stats.processed.rmsDBFS)
+        farPower += Self.power(stats.farEnd.rmsDBFS)
+        erleDBSum += Double(stats.erleDB)
+    }
+
+    var microphoneDBFS: Double { dB(microphonePower) }
+    var processedDBFS: Double { dB(processedPower) }
+    var farDBFS: Double { dB(farPower) }
+    var meanERLEDB: Double { erleDBSum / Double(max(snapshotCount, 1)) }
+
+    private static func power(_ dBFS: Float) -> Double { pow(10, Double(dBFS) / 10) }
+    private func dB(_ sum: Double) -> Double { 10 * log10(max(sum / Double(max(snapshotCount, 1)), 1e-20)) }
 }
 
 /// The far-end voice for the render callback: Int16 client format, then silence. Real-time safe.
@@ -198,16 +267,36 @@ enum LiveLine {
 }
 
 enum Summary {
-    static func print(_ stats: VoiceProcessingStatistics, trueDelayMilliseconds: Double, seconds: Double, bypass: Bool) {
-        Swift.print(String(format: "simulated %.1f s%@", seconds, bypass ? " (bypass)" : ""))
-        Swift.print(String(format: "ERLE %.1f dB", stats.erleDB))
-        Swift.print(String(format: "delay found %.1f ms (%@), echo delay in the room %.1f ms", stats.delayMilliseconds,
-                           stats.isDelayEstimated ? "estimated" : "not estimated", trueDelayMilliseconds))
+    static func print(_ stats: VoiceProcessingStatistics, levels: FarTalkLevels, device: any AudioDevice,
+                      configuration: DeviceConfiguration, echoDelay: String, seconds: Double, bypass: Bool) {
+        let timing = device.timing
+        Swift.print(String(format: "ran %.1f s on %@ (%@)%@", seconds, device.name, configuration.description,
+                           bypass ? ", bypass" : ""))
+        Swift.print(String(format: "ERLE %.1f dB (last), %.1f dB on average while the far end talked",
+                           stats.erleDB, levels.meanERLEDB))
+        let found = stats.isDelayEstimated
+            ? String(format: "delay found %.1f ms (reference delayed by %.1f ms)", stats.measuredDelayMilliseconds,
+                     stats.delayMilliseconds)
+            : String(format: "delay not found yet (reference delayed by %.1f ms)", stats.delayMilliseconds)
+        Swift.print("\(found), \(echoDelay)")
+        if levels.snapshotCount > 0 {
+            Swift.print(String(format: "levels while the far end talked (dBFS RMS): mic %.1f, processed %.1f, far %.1f",
+                               levels.microphoneDBFS, levels.processedDBFS, levels.farDBFS))
+        }
         Swift.print(String(format: "levels (last period, dBFS RMS): mic %.1f, processed %.1f, far %.1f, app %.1f",
                            stats.microphone.rmsDBFS, stats.processed.rmsDBFS, stats.farEnd.rmsDBFS,
                            stats.otherAudio.rmsDBFS))
         Swift.print(String(format: "AGC gain %.1f dB, ducking %@, periods %d, dropped input frames %d",
                            stats.agcGainDB, stats.isDucking ? "on" : "off", stats.periodCount,
                            stats.inputOverflowFrameCount))
+        Swift.print(String(format: "device: xruns %d, drift %.0f ppm, real-time I/O thread %@", stats.deviceXrunCount,
+                           stats.driftPPM, timing.isRealTimeScheduled ? "yes (SCHED_FIFO)" : "no"))
+    }
+
+    /// The device's own playback plus capture delay, as a phrase for the delay line.
+    static func reportedDelay(_ timing: DeviceTiming, sampleRate: Int) -> String {
+        let frames = timing.playbackDelayFrames + timing.captureDelayFrames
+        return String(format: "device reports %.1f ms (playback %d + capture %d frames)",
+                      Double(frames) * 1000 / Double(sampleRate), timing.playbackDelayFrames, timing.captureDelayFrames)
     }
 }

@@ -1,0 +1,198 @@
+import Glibc
+import Synchronization
+import Testing
+@testable import VoiceIO
+
+/// The voice unit in real time over the PulseAudio loopback (same suite and daemon as `ALSAPulseLoopbackTests`):
+/// what the unit plays into the null sink comes back from its monitor about 30 ms later, so the echo path is the
+/// loopback itself. Far-end speech is the render callback's voice; the raw capture and the processed voice are
+/// kept and compared once the canceller has converged.
+extension ALSAPulseLoopbackTests {
+    static let voiceRate = 16000
+
+    /// One run of the unit over the loopback: the raw microphone (device rate), the processed voice (voice rate),
+    /// the unit's statistics and what the stall instrument saw.
+    struct EchoRun {
+        var microphone: [Float]
+        var processed: [Float]
+        var statistics: VoiceProcessingStatistics
+        var beforeStall: VoiceProcessingStatistics?
+        var stall: StallingTapDevice.Gap?
+
+        /// Processed over raw microphone power between `fromSeconds` and `toSeconds` of delivered audio, in dB
+        /// (positive: the processed voice is quieter).
+        func reductionDB(fromSeconds: Double, toSeconds: Double) -> Double {
+            let micRate = Double(ALSAPulseLoopbackTests.sampleRate)
+            let voiceRate = Double(ALSAPulseLoopbackTests.voiceRate)
+            return Signal.powerDB(microphone, from: Int(fromSeconds * micRate), to: Int(toSeconds * micRate))
+                - Signal.powerDB(processed, from: Int(fromSeconds * voiceRate), to: Int(toSeconds * voiceRate))
+        }
+    }
+
+    /// Runs the unit (AGC off, bypass as given) on the loopback for `seconds` of captured audio, stalling the I/O
+    /// thread once for `stallMilliseconds` at `stallAtSeconds` when given.
+    static func runEcho(seconds: Double, bypass: Bool, stallAtSeconds: Double? = nil,
+                        stallMilliseconds: Double = 0) throws -> EchoRun {
+        let periodsPerSecond = 100
+        let stallCycle = stallAtSeconds.map { Int($0 * Double(periodsPerSecond)) }
+        let device = StallingTapDevice(try loopbackDevice(), capacityFrames: Int(seconds * Double(sampleRate)),
+                                       stallAtCycle: stallCycle, stallMicroseconds: UInt32(stallMilliseconds * 1000))
+        let unit = try VoiceProcessingIO(device: device, voiceFormat: try StreamFormat.voice(sampleRate: voiceRate))
+        #expect(unit.deviceConfiguration.periodFrames * periodsPerSecond == unit.deviceConfiguration.sampleRate)
+        unit.enableAGC = false
+        unit.bypassVoiceProcessing = bypass
+        let far = FarSource(try Signal.farSpeech(seconds: seconds + 1, sampleRate: voiceRate))
+        unit.setRenderCallback { far.render($0) }
+        let processed = FrameRecorder(capacity: Int(seconds * Double(voiceRate)))
+        let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4096)
+        defer { scratch.deallocate() }
+        unit.setInputCallback { _ in
+            while true {
+                let count = unit.readInput(into: .float32(scratch))
+                guard count > 0 else { return }
+                processed.append(UnsafeBufferPointer(rebasing: scratch[..<count]))
+            }
+        }
+        try unit.start()
+        var beforeStall: VoiceProcessingStatistics?
+        if let stallCycle {
+            _ = ALSATestSupport.wait(upToSeconds: seconds + 10) { device.cycleCount >= stallCycle - 1 }
+            beforeStall = unit.statistics
+        }
+        let filled = ALSATestSupport.wait(upToSeconds: seconds + 10) { device.microphone.isFull }
+        unit.stop()
+        try #require(filled, "the loopback delivered \(device.microphone.frameCount) frames")
+        return EchoRun(microphone: device.microphone.frames, processed: processed.frames, statistics: unit.statistics,
+                       beforeStall: beforeStall, stall: device.gap)
+    }
+
+    static func describe(_ stats: VoiceProcessingStatistics) -> String {
+        "ERLE \(stats.erleDB) dB, measured delay \(stats.measuredDelayMilliseconds) ms"
+            + " (applied \(stats.delayMilliseconds) ms, estimated \(stats.isDelayEstimated)), xruns \(stats.deviceXrunCount)"
+    }
+
+    @Test func theUnitRemovesTheLoopbacksEcho() throws {
+        let run = try Self.runEcho(seconds: 5, bypass: false)
+        let reduction = run.reductionDB(fromSeconds: 3, toSeconds: 5)
+        print("pulse echo: reduction \(reduction) dB over the last 2 s of 5 s (mic \(Signal.powerDB(run.microphone)) dB); \(Self.describe(run.statistics))")
+        #expect(Signal.powerDB(run.microphone, from: 3 * Self.sampleRate) > -40, "no echo came back")
+        #expect(reduction >= 20, "echo reduced by only \(reduction) dB")
+        #expect(run.statistics.isDelayEstimated)
+        #expect((20...45).contains(run.statistics.measuredDelayMilliseconds),
+                "measured delay \(run.statistics.measuredDelayMilliseconds) ms")
+    }
+
+    @Test func bypassLeavesTheEchoAsCaptured() throws {
+        let run = try Self.runEcho(seconds: 2.5, bypass: true)
+        let reduction = run.reductionDB(fromSeconds: 1, toSeconds: 2.5)
+        print("pulse echo, bypass: reduction \(reduction) dB; \(Self.describe(run.statistics))")
+        #expect(abs(reduction) < 1.5, "bypass changed the level by \(reduction) dB")
+    }
+
+    /// A stall of four buffers on the I/O thread with the unit running: the device recovers, the unit's
+    /// statistics count the xrun, the cycles go on, the delay estimate stays, and the canceller is back to 15 dB
+    /// within 2.75 s. (PulseAudio restarts the pair with an echo delay up to about 100 frames off the old one, so
+    /// the adaptive filter has to reconverge: that takes 0.75–2 s here, against about 1.5 s at the first start.)
+    @Test func theUnitKeepsCancellingAcrossAnXrun() throws {
+        let stallSeconds = 3.0
+        let run = try Self.runEcho(seconds: 6, bypass: false, stallAtSeconds: stallSeconds, stallMilliseconds: 160)
+        let before = try #require(run.beforeStall)
+        let gap = try #require(run.stall, "the stall never happened")
+        let reduction = run.reductionDB(fromSeconds: 4.5, toSeconds: 6)
+        let windows = stride(from: stallSeconds, to: 5.75, by: 0.25).map { start in
+            (start: start, reductionDB: run.reductionDB(fromSeconds: start, toSeconds: start + 0.25),
+             microphoneDB: Signal.powerDB(run.microphone, from: Int(start * Double(Self.sampleRate)),
+                                          to: Int((start + 0.25) * Double(Self.sampleRate))))
+        }
+        let reconverged = windows.first { $0.microphoneDB > -35 && $0.reductionDB >= 15 }
+        let timeline = windows.map { String(format: "%.1f", $0.reductionDB) }.joined(separator: " ")
+        print("pulse echo xrun: stalled \(gap.stallMilliseconds) ms, microphone audio lost \(gap.lostMilliseconds) ms;"
+              + " before: \(Self.describe(before)); after: \(Self.describe(run.statistics));"
+              + " reduction per 250 ms from the stall: \(timeline) dB; back to 15 dB after"
+              + " \(reconverged.map { "\(Int(($0.start - stallSeconds) * 1000)) ms" } ?? "never");"
+              + " reduction \(reduction) dB over 1.5–3 s after the stall")
+        #expect(run.statistics.deviceXrunCount > before.deviceXrunCount)
+        #expect(run.statistics.periodCount >= 600, "cycles stopped after the stall")
+        #expect(gap.lostMilliseconds > 100 && gap.lostMilliseconds < 400, "lost \(gap.lostMilliseconds) ms")
+        #expect(abs(run.statistics.measuredDelayMilliseconds - before.measuredDelayMilliseconds) <= 3)
+        #expect(reconverged != nil, "the echo reduction never came back to 15 dB: \(timeline)")
+        #expect(reduction >= 6, "echo reduced by only \(reduction) dB after the xrun")
+    }
+}
+
+/// Test instrument around a device: keeps the raw capture, and stalls the I/O thread once at a given cycle,
+/// timing how much capture went missing across the stall (wall-clock time minus audio delivered, from the cycle
+/// before the stall to 100 cycles after it). The cycle it adds is real-time safe apart from the one stall.
+final class StallingTapDevice: AudioDevice, @unchecked Sendable {
+    struct Gap {
+        var stallMilliseconds: Double
+        var lostMilliseconds: Double
+    }
+
+    let wrapped: ALSADevice
+    let microphone: FrameRecorder
+    private let stallAtCycle: Int?
+    private let stallMicroseconds: UInt32
+    private let cycles = Atomic<Int>(0)
+    private let lostMicroseconds = Atomic<Int>(-1)
+    private var sampleRate = 1
+    private var markNanoseconds = 0
+    private var framesSinceMark = 0
+
+    init(_ wrapped: ALSADevice, capacityFrames: Int, stallAtCycle: Int?, stallMicroseconds: UInt32) {
+        self.wrapped = wrapped
+        microphone = FrameRecorder(capacity: capacityFrames)
+        self.stallAtCycle = stallAtCycle
+        self.stallMicroseconds = stallMicroseconds
+    }
+
+    var name: String { wrapped.name }
+    var timing: DeviceTiming { wrapped.timing }
+    var cycleCount: Int { cycles.load(ordering: .relaxed) }
+
+    var gap: Gap? {
+        let lost = lostMicroseconds.load(ordering: .acquiring)
+        guard lost >= 0 else { return nil }
+        return Gap(stallMilliseconds: Double(stallMicroseconds) / 1000, lostMilliseconds: Double(lost) / 1000)
+    }
+
+    func open(requested: DeviceConfiguration) throws -> DeviceConfiguration {
+        let given = try wrapped.open(requested: requested)
+        sampleRate = given.sampleRate
+        return given
+    }
+
+    func start(_ cycle: @escaping DeviceIOCycle) throws {
+        try wrapped.start { [unowned self] capture, playback in
+            microphone.append(capture)
+            cycle(capture, playback)
+            instrument(frameCount: capture.count)
+        }
+    }
+
+    func stop() { wrapped.stop() }
+
+    private func instrument(frameCount: Int) {
+        let cycle = cycles.add(1, ordering: .relaxed).newValue
+        guard let stallAtCycle else { return }
+        if cycle == stallAtCycle - 1 {
+            markNanoseconds = Self.monotonicNanoseconds()
+            framesSinceMark = 0
+        } else if cycle > stallAtCycle - 1 {
+            framesSinceMark += frameCount
+        }
+        if cycle == stallAtCycle {
+            usleep(stallMicroseconds)
+        } else if cycle == stallAtCycle + 100 {
+            let elapsed = Self.monotonicNanoseconds() - markNanoseconds
+            let delivered = framesSinceMark * 1_000_000_000 / sampleRate
+            lostMicroseconds.store((elapsed - delivered) / 1000, ordering: .releasing)
+        }
+    }
+
+    private static func monotonicNanoseconds() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return now.tv_sec * 1_000_000_000 + now.tv_nsec
+    }
+}
