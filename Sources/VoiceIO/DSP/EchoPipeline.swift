@@ -43,6 +43,7 @@ public final class EchoPipeline: VoiceProcessor {
     private let error: UnsafeMutableBufferPointer<Float>
     private let echoEstimate: UnsafeMutableBufferPointer<Float>
     private var misadjustment = MisadjustmentMonitor()
+    private var notch: DCNotch
 
     /// Energy of the microphone and of the linear filter's output summed over every block in which the far end
     /// played: running totals an observer differences over any span to get the filter's own ERLE.
@@ -67,6 +68,7 @@ public final class EchoPipeline: VoiceProcessor {
         canceller = try EchoCanceller(frameCount: blockFrameCount,
                                       filterLengthMilliseconds: settings.filterLengthMilliseconds,
                                       sampleRate: sampleRate)
+        notch = DCNotch(sampleRate: sampleRate)
         suppressor = ResidualEchoSuppressor(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
         preprocessor = try Preprocessor(frameCount: blockFrameCount, sampleRate: sampleRate)
         preprocessor.isDenoiseEnabled = true
@@ -112,7 +114,7 @@ public final class EchoPipeline: VoiceProcessor {
         for index in 0..<blockFrameCount {
             let e = Float(cancelled[index]) / 32768
             error[index] = e
-            echoEstimate[index] = input[index] - e
+            echoEstimate[index] = notch.filter(Float(microphone[index])) / 32768 - e
             microphonePower += input[index] * input[index]
             errorPower += e * e
             referencePower += echo[index] * echo[index]
@@ -139,6 +141,7 @@ public final class EchoPipeline: VoiceProcessor {
     /// Real-time safe.
     public func reset() {
         canceller.reset()
+        notch.reset()
         suppressor.forgetEchoCoupling()
         misadjustment = MisadjustmentMonitor()
     }
