@@ -8,9 +8,10 @@ import Foundation
 /// 50 % overlap) the residual echo power in bin k is estimated two ways, from the linear estimate and from
 /// the reference, and the larger one is used: R = max(ρ·|Y|², γ·|X|²), each with a reverberant decay.
 /// ρ (how much of the estimate is left over) and γ (how much of the reference comes back unmodelled, e.g.
-/// harmonics) are learned while the far end plays: downward within a few blocks, upward over about a second
-/// and not at all while the near end talks, so they follow the echo heard in the near talker's pauses and an
-/// echo-path change is learned within a second or two. They start pessimistic (ρ = γ = 1) so the time
+/// harmonics) are learned while the far end plays: downward always, upward at the same rate but only after
+/// half a second without any sign of the near talker. Learned symmetrically they track the mean leftover rather
+/// than a low quantile of it (an asymmetric tracker underestimates the echo and lets its peaks through); the
+/// quiet hold keeps a near talker the detector misses for a block or two (between words) from teaching them. They start pessimistic (ρ = γ = 1) so the time
 /// before the linear filter converges is suppressed.
 ///
 /// The gain is 1 − β·R/|E|², floored; β and the floor depend on the `DoubleTalkDetector`: firm in far-end
@@ -60,7 +61,10 @@ public final class ResidualEchoSuppressor {
     private static var singleTalkFloor: Float { 0.01 }
     private static var doubleTalkFloor: Float { 0.25 }
     private static var learningDown: Float { 0.05 }
-    private static var learningUp: Float { 0.01 }
+    private static var learningUp: Float { 0.05 }
+    /// Blocks without any sign of the near talker before the ratios may rise: a pause between words is not
+    /// enough, so a near talker the detector misses for a moment cannot teach them.
+    private static var learningQuietFrames: Int { 50 }
     private static var gainRecovery: Float { 0.5 }
     private static var farEndMeanSquare: Float { 1e-8 }
     private static var reverberationSeconds: Double { 0.3 }
@@ -164,7 +168,7 @@ public final class ResidualEchoSuppressor {
         // upward slowly and never while the near end talks, so the ratios follow the echo seen in the
         // near talker's pauses rather than the near talker.
         if farEndActive {
-            let up = nearEnd ? 0 : Self.learningUp
+            let up = detector.framesSinceNearEnd > Self.learningQuietFrames ? Self.learningUp : 0
             for k in 0..<binCount {
                 let left = max(0, outputPower[k] - noise[k])
                 if estimateTail[k] > noise[k] {
