@@ -62,6 +62,7 @@ public final class ResidualEchoSuppressor {
     private static var doubleTalkFloor: Float { 0.25 }
     private static var learningDown: Float { 0.05 }
     private static var learningUp: Float { 0.05 }
+    private static var learningCreep: Float { 0.005 }
     /// Blocks without any sign of the near talker before the ratios may rise: a pause between words is not
     /// enough, so a near talker the detector misses for a moment cannot teach them.
     private static var learningQuietFrames: Int { 50 }
@@ -164,19 +165,21 @@ public final class ResidualEchoSuppressor {
         let nearEnd = detector.update(outputPower: outputSum, residualEchoPower: residualSum, noisePower: noiseSum,
                                       farEndActive: farEndActive)
 
-        // Learn how much echo is left, relative to the estimate and to the reference: downward quickly,
-        // upward slowly and never while the near end talks, so the ratios follow the echo seen in the
-        // near talker's pauses rather than the near talker.
+        // Learn how much echo is left, relative to the estimate and to the reference: downward always,
+        // upward at the full rate only after the near talker has been quiet for a while. While the detector
+        // says near end, they may still creep up, a step capped at twice the current ratio: a detector fooled
+        // by echo the ratios underestimate (a long reverberant tail) would otherwise never let them catch up.
         if farEndActive {
-            let up = detector.framesSinceNearEnd > Self.learningQuietFrames ? Self.learningUp : 0
+            let quiet = detector.framesSinceNearEnd > Self.learningQuietFrames
+            let up = quiet ? Self.learningUp : Self.learningCreep
             for k in 0..<binCount {
                 let left = max(0, outputPower[k] - noise[k])
                 if estimateTail[k] > noise[k] {
-                    let ratio = min(4, left / estimateTail[k])
+                    let ratio = min(4, left / estimateTail[k], quiet ? 4 : 2 * leakage[k])
                     leakage[k] += (ratio < leakage[k] ? Self.learningDown : up) * (ratio - leakage[k])
                 }
                 if referenceTail[k] > 1e-12 {
-                    let ratio = min(4, left / referenceTail[k])
+                    let ratio = min(4, left / referenceTail[k], quiet ? 4 : 2 * referenceCoupling[k])
                     referenceCoupling[k] += (ratio < referenceCoupling[k] ? Self.learningDown : up) * (ratio - referenceCoupling[k])
                 }
             }
