@@ -11,7 +11,8 @@ import Foundation
 /// harmonics) are learned while the far end plays: downward always, upward at the same rate but only after
 /// half a second without any sign of the near talker. Learned symmetrically they track the mean leftover rather
 /// than a low quantile of it (an asymmetric tracker underestimates the echo and lets its peaks through); the
-/// quiet hold keeps a near talker the detector misses for a block or two (between words) from teaching them. They start pessimistic (ρ = γ = 1) so the time
+/// quiet hold keeps a near talker the detector misses for a block or two (between words) from teaching them.
+/// Otherwise they only creep up (capped steps), so a detector fooled by underestimated echo cannot lock them. They start pessimistic (ρ = γ = 1) so the time
 /// before the linear filter converges is suppressed.
 ///
 /// The gain is 1 − β·R/|E|², floored; β and the floor depend on the `DoubleTalkDetector`: firm in far-end
