@@ -8,11 +8,13 @@
 ///  pull(pcm) <-- staging PCM <-- OpusDecoder: decode slot[next] | FEC from next+1 | PLC   target delay
 /// ```
 ///
-/// Playout follows sequence numbers. Playing starts (and restarts after running dry) once the audio held,
-/// plus the time the held audio has already waited (counted in frames pulled dry since it came), reaches the
-/// target delay, which follows the measured jitter (a percentile of recent transit deviations, at least one
-/// packet, at most `maxDelayMilliseconds`). Counting the wait, rather than holding out for whole packets, keeps
-/// a 20 ms stream with 2 ms of jitter from waiting for a second packet (20 ms more) when 2 ms suffice. A missing packet with later ones already held is
+/// Playout follows sequence numbers. Playing starts (and restarts after running dry) once the audio held plus
+/// the time since the latest packet arrived (`nowTicks` at the pull minus its arrival) reaches the target
+/// delay, which follows the measured jitter (a percentile of recent transit deviations, at least one packet, at
+/// most `maxDelayMilliseconds`): started then, the held audio lasts until the next packet is due plus the
+/// jitter margin. Counting the time since arrival, rather than holding out for whole packets or whole pulls,
+/// starts a 20 ms stream with 2 ms of jitter at the first pull at least 2 ms after its packet arrived, not
+/// one 10 ms pull later (nor one 20 ms packet later). A missing packet with later ones already held is
 /// lost: rebuilt from the next packet's FEC when that is held, otherwise concealed. Running dry plays
 /// concealment (silence before the first packet), counts an underrun and refills to the target; DTX silence
 /// is such a pause. A delay that stays above target for half a second is trimmed by dropping the oldest
@@ -58,8 +60,8 @@ public final class JitterBuffer {
     private var lastPacketFrameCount: Int
     private var initialTargetFrameCount: Int
     private var excessFrameCount = 0
-    /// Frames pulled dry while audio was held but not yet playing.
-    private var waitedFrameCount = 0
+    /// When the latest packet was pushed, in 48 kHz ticks of the receiver's clock.
+    private var latestArrivalTicks: Int64 = 0
 
     /// - Parameters:
     ///   - sampleRate: the decoder's rate (one of `OpusFormat.sampleRates`); pulls deliver PCM at this rate.
@@ -159,6 +161,7 @@ public final class JitterBuffer {
             return
         }
         estimator.add(transitTicks: arrivalTicks - timestamp)
+        latestArrivalTicks = max(latestArrivalTicks, arrivalTicks)
         if sequence < nextSequence {
             // Before the first playout an early packet may still lower the start, if the window allows.
             guard !hasPlayed, highestSequence - sequence < Int64(capacity) else {
@@ -209,7 +212,7 @@ public final class JitterBuffer {
         isPlaying = false
         hasPlayed = false
         excessFrameCount = 0
-        waitedFrameCount = 0
+        latestArrivalTicks = 0
         estimator.reset()
         try? decoder.reset()
     }
@@ -217,8 +220,8 @@ public final class JitterBuffer {
     // MARK: Pull
 
     /// Fills all of `pcm` with the next audio at `sampleRate`: decoded, recovered, concealed or silent.
-    /// Real-time safe.
-    public func pull(into pcm: UnsafeMutableBufferPointer<Float>) {
+    /// `nowTicks` is the time of the pull on the clock arrivals are stamped in (48 kHz ticks). Real-time safe.
+    public func pull(into pcm: UnsafeMutableBufferPointer<Float>, nowTicks: Int64) {
         trimIfAboveTarget(pulledFrameCount: pcm.count)
         var written = 0
         while written < pcm.count {
@@ -232,13 +235,12 @@ public final class JitterBuffer {
             stagingStart = 0
             stagingEnd = 0
             if !isPlaying {
-                guard heldFrameCount > 0, heldFrameCount + waitedFrameCount >= targetFrameCount else {
-                    if heldFrameCount > 0 { waitedFrameCount += pcm.count - written }
+                let waitedFrameCount = max(nowTicks - latestArrivalTicks, 0) * Int64(sampleRate) / Int64(OpusFormat.rtpClockRate)
+                guard heldFrameCount > 0, heldFrameCount + Int(waitedFrameCount) >= targetFrameCount else {
                     fillWhileDry(pcm, from: written)
                     return
                 }
                 isPlaying = true
-                waitedFrameCount = 0
                 if !hasPlayed { nextSequence = lowestHeldSequence() }
             }
             if isHeld(nextSequence) {

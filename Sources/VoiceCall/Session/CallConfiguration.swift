@@ -18,9 +18,9 @@ public struct CallConfiguration: Sendable {
     /// A new SSRC from the remote is taken as a sender restart only after the current one has been silent
     /// this long; before that its packets are dropped as foreign.
     public var sourceRestartSilenceSeconds = 2.0
-    /// Longest wait of the network thread for a datagram before it looks at captured audio again; bounds the
-    /// send latency it adds and how long `stop` takes.
-    public var pollIntervalMilliseconds = 2
+    /// Longest sleep of the network thread when nothing is due (no captured voice coming, no datagram); bounds
+    /// how long `stop` takes.
+    public var idleWaitMilliseconds = 50
     /// Captured voice the audio thread may queue for the encoder, in milliseconds.
     public var captureCapacityMilliseconds = 500
     /// The jitter buffer's target before any jitter is measured: one 20 ms packet and half a 20 ms device

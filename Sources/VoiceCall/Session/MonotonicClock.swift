@@ -2,7 +2,8 @@
 import Glibc
 #endif
 
-/// CLOCK_MONOTONIC read as the network thread needs it. A vDSO call: cheap, no allocation.
+/// CLOCK_MONOTONIC in the units the call needs. A vDSO call on Linux (no kernel entry, no lock, no allocation), so
+/// the audio thread may read it too.
 enum MonotonicClock {
     static func nanoseconds() -> Int64 {
         var time = timespec()

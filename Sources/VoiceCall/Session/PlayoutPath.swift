@@ -9,7 +9,8 @@ import VoiceIO
 /// audio thread:                                           └─► JitterBuffer (decode, FEC, PLC) ─► [Resampler] ─► render
 ///                                              statistics ring ◄─┘ (every ~100 ms)
 /// ```
-/// `render` is real-time safe: storage is allocated in `init`.
+/// `render` is real-time safe: storage is allocated in `init`; it reads CLOCK_MONOTONIC once (a vDSO call on
+/// Linux: no kernel entry, no lock) to time the jitter buffer's start against packet arrivals.
 final class PlayoutPath {
     let incoming: DatagramQueue
     let reports: SPSCRing<JitterBufferStatistics>
@@ -62,7 +63,12 @@ final class PlayoutPath {
                 jitterBuffer.push(packet, arrivalTicks: ticks)
             }
         }
-        if let resampler { convert(into: output, with: resampler) } else { jitterBuffer.pull(into: output) }
+        let nowTicks = MonotonicClock.rtpTicks()
+        if let resampler {
+            convert(into: output, with: resampler, nowTicks: nowTicks)
+        } else {
+            jitterBuffer.pull(into: output, nowTicks: nowTicks)
+        }
         framesSinceReport += output.count
         if framesSinceReport >= reportIntervalFrames, reports.availableToWrite > 0 {
             framesSinceReport = 0
@@ -71,11 +77,11 @@ final class PlayoutPath {
         }
     }
 
-    private func convert(into output: UnsafeMutableBufferPointer<Float>, with resampler: Resampler) {
+    private func convert(into output: UnsafeMutableBufferPointer<Float>, with resampler: Resampler, nowTicks: Int64) {
         var written = 0
         while written < output.count {
             if decodedStart == decodedEnd {
-                jitterBuffer.pull(into: decoded)
+                jitterBuffer.pull(into: decoded, nowTicks: nowTicks)
                 decodedStart = 0
                 decodedEnd = decoded.count
             }
