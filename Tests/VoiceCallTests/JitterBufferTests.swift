@@ -92,7 +92,7 @@ final class JitterStream {
         #expect(stats.received == 100 && stats.lost == 0 && stats.late == 0 && stats.duplicates == 0 && stats.trimmed == 0)
         // Nothing at 0 ms; at 20 ms one packet, short of the 40 ms initial target; playing from 40 ms on.
         #expect(stats.underruns == 2)
-        #expect(stats.targetDelayMilliseconds == 20)
+        #expect(stats.targetDelayMilliseconds == 22)
         #expect(TestSignals.rms(output[3200...]) > 0.05)
         let reference = TestSignals.voice(sampleRate: 16000, frameCount: 32000)
         let aligned = TestSignals.alignment(reference, output, nominal: 320 + 104, radius: 400, skip: 1600)
@@ -224,6 +224,24 @@ final class JitterStream {
         // 20 + 10 ms: plays.
         #expect(pullPeak(atMilliseconds: 1010) > 1e-3)
         #expect(buffer.statistics.underruns == 4)
+    }
+
+    /// Packets queued before the audio side started pulling start playout at the target, not at all they add
+    /// up to: the oldest packets beyond the target are skipped and counted as trimmed.
+    @Test func startsQueuedPacketsAtTheTarget() throws {
+        let stream = try JitterStream(packetCount: 5)
+        let buffer = try JitterBuffer(sampleRate: JitterStream.sampleRate, initialDelayMilliseconds: 30)
+        for arrival in stream.arrivals(count: 5) {
+            stream.packets[arrival.index].withUnsafeBytes { payload in
+                buffer.push(RTPPacket(header: arrival.header, payload: payload), arrivalTicks: Int64(arrival.milliseconds * 48))
+            }
+        }
+        #expect(buffer.statistics.targetDelayMilliseconds == 22)
+        var pcm = [Float](repeating: .nan, count: JitterStream.frameCount / 2)
+        pcm.withUnsafeMutableBufferPointer { buffer.pull(into: $0, nowTicks: 48 * 85) }
+        #expect(buffer.statistics.trimmed == 3)
+        #expect(buffer.statistics.delayMilliseconds == 30)
+        #expect(pcm.map(abs).max() ?? 0 > 1e-3)
     }
 
     /// Pushing and pulling allocate nothing once running.

@@ -10,14 +10,14 @@
 ///
 /// Playout follows sequence numbers. Playing starts (and restarts after running dry) once the audio held plus
 /// the time since the latest packet arrived (`nowTicks` at the pull minus its arrival) reaches the target
-/// delay, which follows the measured jitter (a percentile of recent transit deviations, at least one packet, at
-/// most `maxDelayMilliseconds`): started then, the held audio lasts until the next packet is due plus the
+/// delay, which follows the measured jitter (one packet plus a percentile of recent transit deviations, the
+/// latter at least `minimumMarginMilliseconds`; at most `maxDelayMilliseconds`): started then, the held audio lasts until the next packet is due plus the
 /// jitter margin. Counting the time since arrival, rather than holding out for whole packets or whole pulls,
 /// starts a 20 ms stream with 2 ms of jitter at the first pull at least 2 ms after its packet arrived, not
 /// one 10 ms pull later (nor one 20 ms packet later). A missing packet with later ones already held is
 /// lost: rebuilt from the next packet's FEC when that is held, otherwise concealed. Running dry plays
 /// concealment (silence before the first packet), counts an underrun and refills to the target; DTX silence
-/// is such a pause. A delay that stays above target for half a second is trimmed by dropping the oldest
+/// is such a pause. Starting with a burst held, the oldest packets beyond the target are skipped. A delay that stays above target for half a second is trimmed by dropping the oldest
 /// packet. A new SSRC resets the buffer and the decoder.
 ///
 /// Not thread-safe: one thread (the audio thread) pushes and pulls, draining packets from the network thread
@@ -35,6 +35,9 @@ public final class JitterBuffer {
     public let maxDelayMilliseconds: Int
     /// Share of packets the target delay should catch in time.
     public let jitterPercentile: Double
+    /// Margin the target keeps above one packet however small the measured jitter, in frames: the pulls'
+    /// own timing varies too (the receiving device's period), which transit times do not show.
+    public let minimumMarginFrameCount: Int
 
     private let decoder: OpusDecoder
     private let mask: Int
@@ -70,7 +73,7 @@ public final class JitterBuffer {
     /// Allocates everything it will use. Not real-time safe.
     public init(sampleRate: Int, packetMilliseconds: Int = 20, capacity: Int = 64, maxPayloadByteCount: Int = 1500,
                 initialDelayMilliseconds: Int = 40, maxDelayMilliseconds: Int = 400, jitterPercentile: Double = 0.95,
-                jitterWindowPacketCount: Int = 128) throws(OpusError) {
+                jitterWindowPacketCount: Int = 128, minimumMarginMilliseconds: Int = 2) throws(OpusError) {
         precondition(capacity > 1 && capacity <= 1 << 16, "jitter buffer capacity out of range")
         decoder = try OpusDecoder(sampleRate: sampleRate)
         self.sampleRate = sampleRate
@@ -81,6 +84,7 @@ public final class JitterBuffer {
         self.maxPayloadByteCount = maxPayloadByteCount
         self.maxDelayMilliseconds = maxDelayMilliseconds
         self.jitterPercentile = jitterPercentile
+        minimumMarginFrameCount = sampleRate * minimumMarginMilliseconds / 1000
         slotSequence = .allocate(capacity: size)
         slotSequence.initialize(repeating: -1, count: size)
         slotState = .allocate(capacity: size)
@@ -120,7 +124,7 @@ public final class JitterBuffer {
         let maxFrames = min(sampleRate * maxDelayMilliseconds / 1000, (capacity - 1) * lastPacketFrameCount)
         guard estimator.sampleCount > 1 else { return min(max(initialTargetFrameCount, lastPacketFrameCount), maxFrames) }
         let jitterFrames = Int(estimator.delayTicks(percentile: jitterPercentile)) * sampleRate / OpusFormat.rtpClockRate
-        return min(lastPacketFrameCount + jitterFrames, maxFrames)
+        return min(lastPacketFrameCount + max(jitterFrames, minimumMarginFrameCount), maxFrames)
     }
 
     // MARK: Push
@@ -235,13 +239,14 @@ public final class JitterBuffer {
             stagingStart = 0
             stagingEnd = 0
             if !isPlaying {
-                let waitedFrameCount = max(nowTicks - latestArrivalTicks, 0) * Int64(sampleRate) / Int64(OpusFormat.rtpClockRate)
-                guard heldFrameCount > 0, heldFrameCount + Int(waitedFrameCount) >= targetFrameCount else {
+                let waitedFrameCount = Int(max(nowTicks - latestArrivalTicks, 0) * Int64(sampleRate) / Int64(OpusFormat.rtpClockRate))
+                guard heldFrameCount > 0, heldFrameCount + waitedFrameCount >= targetFrameCount else {
                     fillWhileDry(pcm, from: written)
                     return
                 }
                 isPlaying = true
                 if !hasPlayed { nextSequence = lowestHeldSequence() }
+                skipStaleAtStart()
             }
             if isHeld(nextSequence) {
                 decodeHeld(nextSequence)
@@ -252,6 +257,20 @@ public final class JitterBuffer {
                 continue
             }
             nextSequence += 1
+        }
+    }
+
+    /// Starting with more than the target held (a burst, e.g. packets queued before this side started): the
+    /// oldest packets beyond what the target needs are dropped (counted as trimmed), so playout starts at the
+    /// target delay instead of keeping the excess for the rest of the call. Only whole packets count here (not
+    /// the wait), so an ordinary start never loses one.
+    private func skipStaleAtStart() {
+        while isHeld(nextSequence), isHeld(nextSequence + 1) {
+            let slot = Int(nextSequence & Int64(mask))
+            guard heldFrameCount - slotFrameCount[slot] >= targetFrameCount else { return }
+            release(slot, as: .missed)
+            nextSequence += 1
+            counters.trimmed += 1
         }
     }
 

@@ -87,6 +87,10 @@ public final class CallSession: @unchecked Sendable {
         playout.render(into: frames)
     }
 
+    /// Time the audio thread spent in `renderReceived` so far (jitter buffer, Opus decoding, conversion), in
+    /// nanoseconds of CLOCK_MONOTONIC: the call's share of the audio thread. Any thread.
+    public var playoutNanoseconds: Int64 { playout.renderNanoseconds }
+
     /// The latest statistics the network thread published (it does so after every wake-up, about every 10 ms).
     public var statistics: CallStatistics { shared.published.withLock { $0 } }
 }
