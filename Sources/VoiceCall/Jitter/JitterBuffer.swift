@@ -246,7 +246,7 @@ public final class JitterBuffer {
                 }
                 isPlaying = true
                 if !hasPlayed { nextSequence = lowestHeldSequence() }
-                skipStaleAtStart()
+                skipStaleAtStart(waitedFrameCount: waitedFrameCount)
             }
             if isHeld(nextSequence) {
                 decodeHeld(nextSequence)
@@ -262,27 +262,31 @@ public final class JitterBuffer {
 
     /// Starting with more than the target held (a burst, e.g. packets queued before this side started): the
     /// oldest packets beyond what the target needs are dropped (counted as trimmed), so playout starts at the
-    /// target delay instead of keeping the excess for the rest of the call. Only whole packets count here (not
-    /// the wait), so an ordinary start never loses one.
-    private func skipStaleAtStart() {
+    /// target delay instead of keeping the excess for the rest of the call (the trimming rule would never take
+    /// back a single extra packet). What is kept still satisfies the start rule.
+    private func skipStaleAtStart(waitedFrameCount: Int) {
         while isHeld(nextSequence), isHeld(nextSequence + 1) {
             let slot = Int(nextSequence & Int64(mask))
-            guard heldFrameCount - slotFrameCount[slot] >= targetFrameCount else { return }
+            guard heldFrameCount - slotFrameCount[slot] + waitedFrameCount >= targetFrameCount else { return }
             release(slot, as: .missed)
             nextSequence += 1
             counters.trimmed += 1
         }
     }
 
-    /// Nothing to play: silence before the first packet, concealment after. Counts one underrun.
+    /// Nothing to play: silence before the first packet, concealment after, of just the frames missing when
+    /// Opus can conceal that span (whole 2.5 ms), so nothing concealed is left staged to delay the next packet.
+    /// Counts one underrun.
     private func fillWhileDry(_ pcm: UnsafeMutableBufferPointer<Float>, from written: Int) {
         counters.underruns += 1
+        let missing = pcm.count - written
         guard hasPlayed else {
             UnsafeMutableBufferPointer(rebasing: pcm[written...]).update(repeating: 0)
             return
         }
-        conceal(frameCount: lastPacketFrameCount)
-        let count = min(pcm.count - written, stagingEnd)
+        let quantum = sampleRate / 400
+        conceal(frameCount: missing % quantum == 0 && missing <= staging.count ? missing : lastPacketFrameCount)
+        let count = min(missing, stagingEnd)
         (pcm.baseAddress! + written).update(from: staging.baseAddress!, count: count)
         stagingStart = count
         if written + count < pcm.count { UnsafeMutableBufferPointer(rebasing: pcm[(written + count)...]).update(repeating: 0) }

@@ -47,6 +47,8 @@ final class NetworkLoop {
     /// Sleep past the moment the next frame is due, for the audio thread's pacing jitter; and the retry when
     /// captured voice is later than that.
     static let captureMarginNanoseconds: Int64 = 500_000
+    /// How often to look for the audio side's first voice.
+    static let startPollNanoseconds: Int64 = 1_000_000
     /// Captured voice this much overdue means the audio side stopped: sleep as when idle.
     static let captureStallNanoseconds: Int64 = 100_000_000
 
@@ -79,6 +81,9 @@ final class NetworkLoop {
         let now = MonotonicClock.nanoseconds()
         var due = min(nextReportNanoseconds, now + Int64(configuration.idleWaitMilliseconds) * 1_000_000)
         let lastCapture = shared.lastCaptureNanoseconds.load(ordering: .acquiring)
+        // Before the audio side's first voice, look often: sleeping through its start would send the first
+        // frames in a burst, and the receiver's jitter buffer would keep the extra packet as delay.
+        if lastCapture == 0 { due = min(due, now + Self.startPollNanoseconds) }
         if lastCapture > 0 {
             let frameDue = lastCapture + Int64(sendPath.captureFramesMissing) * 1_000_000_000 / Int64(configuration.voiceRate)
                 + Self.captureMarginNanoseconds

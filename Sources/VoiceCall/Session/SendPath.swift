@@ -30,6 +30,7 @@ final class SendPath {
             format = try OpusFormat(sampleRate: configuration.codecRate,
                                     frameDurationMilliseconds: configuration.frameDurationMilliseconds)
             encoder = try OpusEncoder(.init(format: format, bitsPerSecond: configuration.bitsPerSecond,
+                                            complexity: configuration.opusComplexity,
                                             inbandFEC: configuration.inbandFEC,
                                             expectedPacketLossPercent: configuration.inbandFEC ? 10 : 0,
                                             dtx: configuration.dtx))
