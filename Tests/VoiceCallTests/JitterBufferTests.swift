@@ -227,24 +227,6 @@ final class JitterStream {
         #expect(buffer.statistics.underruns == 4)
     }
 
-    /// Packets queued before the audio side started pulling start playout at the target, not at all they add
-    /// up to: the oldest packets beyond the target are skipped and counted as trimmed.
-    @Test func startsQueuedPacketsAtTheTarget() throws {
-        let stream = try JitterStream(packetCount: 5)
-        let buffer = try JitterBuffer(sampleRate: JitterStream.sampleRate, initialDelayMilliseconds: 30)
-        for arrival in stream.arrivals(count: 5) {
-            stream.packets[arrival.index].withUnsafeBytes { payload in
-                buffer.push(RTPPacket(header: arrival.header, payload: payload), arrivalTicks: Int64(arrival.milliseconds * 48))
-            }
-        }
-        #expect(buffer.statistics.targetDelayMilliseconds == 22)
-        var pcm = [Float](repeating: .nan, count: JitterStream.frameCount / 2)
-        pcm.withUnsafeMutableBufferPointer { buffer.pull(into: $0, nowTicks: 48 * 85) }
-        #expect(buffer.statistics.trimmed == 3)
-        #expect(buffer.statistics.delayMilliseconds == 30)
-        #expect(pcm.map(abs).max() ?? 0 > 1e-3)
-    }
-
     /// Pushing and pulling allocate nothing once running.
     @Test func pushAndPullDoNotAllocate() throws {
         let stream = try JitterStream(packetCount: 60, fec: true)

@@ -17,7 +17,7 @@
 /// one 10 ms pull later (nor one 20 ms packet later). A missing packet with later ones already held is
 /// lost: rebuilt from the next packet's FEC when that is held, otherwise concealed. Running dry plays
 /// concealment (silence before the first packet), counts an underrun and refills to the target; DTX silence
-/// is such a pause. Starting with a burst held, the oldest packets beyond the target are skipped. A delay that stays above target for half a second is trimmed by dropping the oldest
+/// is such a pause. A delay that stays above target for half a second is trimmed by dropping the oldest
 /// packet. A new SSRC resets the buffer and the decoder.
 ///
 /// Not thread-safe: one thread (the audio thread) pushes and pulls, draining packets from the network thread
@@ -246,7 +246,6 @@ public final class JitterBuffer {
                 }
                 isPlaying = true
                 if !hasPlayed { nextSequence = lowestHeldSequence() }
-                skipStaleAtStart(waitedFrameCount: waitedFrameCount)
             }
             if isHeld(nextSequence) {
                 decodeHeld(nextSequence)
@@ -257,20 +256,6 @@ public final class JitterBuffer {
                 continue
             }
             nextSequence += 1
-        }
-    }
-
-    /// Starting with more than the target held (a burst, e.g. packets queued before this side started): the
-    /// oldest packets beyond what the target needs are dropped (counted as trimmed), so playout starts at the
-    /// target delay instead of keeping the excess for the rest of the call (the trimming rule would never take
-    /// back a single extra packet). What is kept still satisfies the start rule.
-    private func skipStaleAtStart(waitedFrameCount: Int) {
-        while isHeld(nextSequence), isHeld(nextSequence + 1) {
-            let slot = Int(nextSequence & Int64(mask))
-            guard heldFrameCount - slotFrameCount[slot] + waitedFrameCount >= targetFrameCount else { return }
-            release(slot, as: .missed)
-            nextSequence += 1
-            counters.trimmed += 1
         }
     }
 
