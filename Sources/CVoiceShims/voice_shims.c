@@ -1,4 +1,7 @@
+#define _GNU_SOURCE
 #include "voice_shims.h"
+#include <poll.h>
+#include <time.h>
 
 int voice_opus_encoder_set_bitrate(OpusEncoder *st, int bits_per_second) {
     return opus_encoder_ctl(st, OPUS_SET_BITRATE(bits_per_second));
@@ -41,4 +44,11 @@ int voice_opus_decoder_get_last_packet_duration(OpusDecoder *st, int *samples) {
     int rc = opus_decoder_ctl(st, OPUS_GET_LAST_PACKET_DURATION(&v));
     *samples = (int)v;
     return rc;
+}
+
+int voice_wait_readable(int fd, long long timeout_ns) {
+    struct pollfd request = { .fd = fd, .events = POLLIN, .revents = 0 };
+    if (timeout_ns < 0) return ppoll(&request, 1, NULL, NULL);
+    struct timespec timeout = { .tv_sec = timeout_ns / 1000000000LL, .tv_nsec = timeout_ns % 1000000000LL };
+    return ppoll(&request, 1, &timeout, NULL);
 }

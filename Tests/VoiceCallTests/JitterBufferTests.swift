@@ -61,7 +61,7 @@ final class JitterStream {
                 }
                 next += 1
             }
-            frame.withUnsafeMutableBufferPointer { buffer.pull(into: $0) }
+            frame.withUnsafeMutableBufferPointer { buffer.pull(into: $0, nowTicks: Int64(now * 48)) }
             #expect(frame.count == Self.frameCount && frame.allSatisfy(\.isFinite))
             output += frame
         }
@@ -86,16 +86,17 @@ final class JitterStream {
     /// A steady stream plays every packet once, in order, at the minimum delay, and carries the signal.
     @Test func playsASteadyStream() throws {
         let stream = try JitterStream(packetCount: 100)
-        let buffer = try Self.makeBuffer()
+        let buffer = try JitterBuffer(sampleRate: JitterStream.sampleRate, initialDelayMilliseconds: 30)
         let output = stream.play(buffer, stream.arrivals(count: 100), pullCount: 102)
         let stats = buffer.statistics
         #expect(stats.received == 100 && stats.lost == 0 && stats.late == 0 && stats.duplicates == 0 && stats.trimmed == 0)
-        // Nothing at 0 ms; at 20 ms one packet, short of the 40 ms initial target; playing from 40 ms on.
+        // Nothing at 0 ms; at 20 ms one packet that came 15 ms ago reaches the 30 ms initial target: playing;
+        // the last pull finds the stream over.
         #expect(stats.underruns == 2)
-        #expect(stats.targetDelayMilliseconds == 20)
+        #expect(stats.targetDelayMilliseconds == 22)
         #expect(TestSignals.rms(output[3200...]) > 0.05)
         let reference = TestSignals.voice(sampleRate: 16000, frameCount: 32000)
-        let aligned = TestSignals.alignment(reference, output, nominal: 320 + 104, radius: 400, skip: 1600)
+        let aligned = TestSignals.alignment(reference, output, nominal: 104, radius: 400, skip: 1600)
         #expect(aligned.correlation > 0.85, "correlation \(aligned.correlation) at \(aligned.lag)")
     }
 
@@ -203,6 +204,29 @@ final class JitterStream {
         #expect(wild.statistics.targetDelayMilliseconds == 400)
     }
 
+    /// Playing starts once the held audio plus the time since its packet arrived reaches the target: pulls
+    /// made earlier (however many) play silence, the first pull late enough plays the packet.
+    @Test func startsWhenHeldAudioPlusItsWaitReachesTheTarget() throws {
+        let stream = try JitterStream(packetCount: 1)
+        let buffer = try JitterBuffer(sampleRate: JitterStream.sampleRate, initialDelayMilliseconds: 30)
+        let arrival = try #require(stream.arrivals(count: 1) { _ in 0 }.first)
+        stream.packets[0].withUnsafeBytes { payload in
+            buffer.push(RTPPacket(header: arrival.header, payload: payload), arrivalTicks: 48 * 1000)
+        }
+        #expect(buffer.statistics.targetDelayMilliseconds == 30)
+        var pcm = [Float](repeating: .nan, count: JitterStream.frameCount / 2)
+        func pullPeak(atMilliseconds milliseconds: Int64) -> Float {
+            pcm.withUnsafeMutableBufferPointer { buffer.pull(into: $0, nowTicks: 48 * milliseconds) }
+            return pcm.map(abs).max() ?? .nan
+        }
+        // 20 ms held + 9 ms waited < 30 ms, however often it is asked.
+        for _ in 0..<4 { #expect(pullPeak(atMilliseconds: 1009) == 0) }
+        #expect(buffer.statistics.underruns == 4)
+        // 20 + 10 ms: plays.
+        #expect(pullPeak(atMilliseconds: 1010) > 1e-3)
+        #expect(buffer.statistics.underruns == 4)
+    }
+
     /// Pushing and pulling allocate nothing once running.
     @Test func pushAndPullDoNotAllocate() throws {
         let stream = try JitterStream(packetCount: 60, fec: true)
@@ -220,7 +244,7 @@ final class JitterStream {
                     allocations += alloc_counter_stop()
                 }
                 alloc_counter_start()
-                buffer.pull(into: pcm)
+                buffer.pull(into: pcm, nowTicks: Int64(arrival.milliseconds * 48))
                 allocations += alloc_counter_stop()
             }
         }

@@ -16,4 +16,9 @@ int voice_opus_encoder_reset(OpusEncoder *st);
 int voice_opus_decoder_reset(OpusDecoder *st);
 int voice_opus_decoder_get_last_packet_duration(OpusDecoder *st, int *samples);
 
+/* Waits up to timeout_ns nanoseconds (negative: forever) for fd to become readable, with ppoll's precision
+   (poll takes whole milliseconds; ppoll needs _GNU_SOURCE, which Swift's Glibc module does not set).
+   Returns ppoll's result: > 0 readable, 0 timed out, -1 with errno set. */
+int voice_wait_readable(int fd, long long timeout_ns);
+
 #endif

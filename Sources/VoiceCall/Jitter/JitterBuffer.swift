@@ -8,11 +8,13 @@
 ///  pull(pcm) <-- staging PCM <-- OpusDecoder: decode slot[next] | FEC from next+1 | PLC   target delay
 /// ```
 ///
-/// Playout follows sequence numbers. Playing starts (and restarts after running dry) once the audio held,
-/// plus the time the held audio has already waited (counted in frames pulled dry since it came), reaches the
-/// target delay, which follows the measured jitter (a percentile of recent transit deviations, at least one
-/// packet, at most `maxDelayMilliseconds`). Counting the wait, rather than holding out for whole packets, keeps
-/// a 20 ms stream with 2 ms of jitter from waiting for a second packet (20 ms more) when 2 ms suffice. A missing packet with later ones already held is
+/// Playout follows sequence numbers. Playing starts (and restarts after running dry) once the audio held plus
+/// the time since the latest packet arrived (`nowTicks` at the pull minus its arrival) reaches the target
+/// delay, which follows the measured jitter (one packet plus a percentile of recent transit deviations, the
+/// latter at least `minimumMarginMilliseconds`; at most `maxDelayMilliseconds`): started then, the held audio lasts until the next packet is due plus the
+/// jitter margin. Counting the time since arrival, rather than holding out for whole packets or whole pulls,
+/// starts a 20 ms stream with 2 ms of jitter at the first pull at least 2 ms after its packet arrived, not
+/// one 10 ms pull later (nor one 20 ms packet later). A missing packet with later ones already held is
 /// lost: rebuilt from the next packet's FEC when that is held, otherwise concealed. Running dry plays
 /// concealment (silence before the first packet), counts an underrun and refills to the target; DTX silence
 /// is such a pause. A delay that stays above target for half a second is trimmed by dropping the oldest
@@ -33,6 +35,9 @@ public final class JitterBuffer {
     public let maxDelayMilliseconds: Int
     /// Share of packets the target delay should catch in time.
     public let jitterPercentile: Double
+    /// Margin the target keeps above one packet however small the measured jitter, in frames: the pulls'
+    /// own timing varies too (the receiving device's period), which transit times do not show.
+    public let minimumMarginFrameCount: Int
 
     private let decoder: OpusDecoder
     private let mask: Int
@@ -58,8 +63,8 @@ public final class JitterBuffer {
     private var lastPacketFrameCount: Int
     private var initialTargetFrameCount: Int
     private var excessFrameCount = 0
-    /// Frames pulled dry while audio was held but not yet playing.
-    private var waitedFrameCount = 0
+    /// When the latest packet was pushed, in 48 kHz ticks of the receiver's clock.
+    private var latestArrivalTicks: Int64 = 0
 
     /// - Parameters:
     ///   - sampleRate: the decoder's rate (one of `OpusFormat.sampleRates`); pulls deliver PCM at this rate.
@@ -68,7 +73,7 @@ public final class JitterBuffer {
     /// Allocates everything it will use. Not real-time safe.
     public init(sampleRate: Int, packetMilliseconds: Int = 20, capacity: Int = 64, maxPayloadByteCount: Int = 1500,
                 initialDelayMilliseconds: Int = 40, maxDelayMilliseconds: Int = 400, jitterPercentile: Double = 0.95,
-                jitterWindowPacketCount: Int = 128) throws(OpusError) {
+                jitterWindowPacketCount: Int = 128, minimumMarginMilliseconds: Int = 2) throws(OpusError) {
         precondition(capacity > 1 && capacity <= 1 << 16, "jitter buffer capacity out of range")
         decoder = try OpusDecoder(sampleRate: sampleRate)
         self.sampleRate = sampleRate
@@ -79,6 +84,7 @@ public final class JitterBuffer {
         self.maxPayloadByteCount = maxPayloadByteCount
         self.maxDelayMilliseconds = maxDelayMilliseconds
         self.jitterPercentile = jitterPercentile
+        minimumMarginFrameCount = sampleRate * minimumMarginMilliseconds / 1000
         slotSequence = .allocate(capacity: size)
         slotSequence.initialize(repeating: -1, count: size)
         slotState = .allocate(capacity: size)
@@ -118,7 +124,7 @@ public final class JitterBuffer {
         let maxFrames = min(sampleRate * maxDelayMilliseconds / 1000, (capacity - 1) * lastPacketFrameCount)
         guard estimator.sampleCount > 1 else { return min(max(initialTargetFrameCount, lastPacketFrameCount), maxFrames) }
         let jitterFrames = Int(estimator.delayTicks(percentile: jitterPercentile)) * sampleRate / OpusFormat.rtpClockRate
-        return min(lastPacketFrameCount + jitterFrames, maxFrames)
+        return min(lastPacketFrameCount + max(jitterFrames, minimumMarginFrameCount), maxFrames)
     }
 
     // MARK: Push
@@ -159,6 +165,7 @@ public final class JitterBuffer {
             return
         }
         estimator.add(transitTicks: arrivalTicks - timestamp)
+        latestArrivalTicks = max(latestArrivalTicks, arrivalTicks)
         if sequence < nextSequence {
             // Before the first playout an early packet may still lower the start, if the window allows.
             guard !hasPlayed, highestSequence - sequence < Int64(capacity) else {
@@ -209,7 +216,7 @@ public final class JitterBuffer {
         isPlaying = false
         hasPlayed = false
         excessFrameCount = 0
-        waitedFrameCount = 0
+        latestArrivalTicks = 0
         estimator.reset()
         try? decoder.reset()
     }
@@ -217,8 +224,8 @@ public final class JitterBuffer {
     // MARK: Pull
 
     /// Fills all of `pcm` with the next audio at `sampleRate`: decoded, recovered, concealed or silent.
-    /// Real-time safe.
-    public func pull(into pcm: UnsafeMutableBufferPointer<Float>) {
+    /// `nowTicks` is the time of the pull on the clock arrivals are stamped in (48 kHz ticks). Real-time safe.
+    public func pull(into pcm: UnsafeMutableBufferPointer<Float>, nowTicks: Int64) {
         trimIfAboveTarget(pulledFrameCount: pcm.count)
         var written = 0
         while written < pcm.count {
@@ -232,13 +239,12 @@ public final class JitterBuffer {
             stagingStart = 0
             stagingEnd = 0
             if !isPlaying {
+                let waitedFrameCount = Int(max(nowTicks - latestArrivalTicks, 0) * Int64(sampleRate) / Int64(OpusFormat.rtpClockRate))
                 guard heldFrameCount > 0, heldFrameCount + waitedFrameCount >= targetFrameCount else {
-                    if heldFrameCount > 0 { waitedFrameCount += pcm.count - written }
                     fillWhileDry(pcm, from: written)
                     return
                 }
                 isPlaying = true
-                waitedFrameCount = 0
                 if !hasPlayed { nextSequence = lowestHeldSequence() }
             }
             if isHeld(nextSequence) {
@@ -253,15 +259,19 @@ public final class JitterBuffer {
         }
     }
 
-    /// Nothing to play: silence before the first packet, concealment after. Counts one underrun.
+    /// Nothing to play: silence before the first packet, concealment after, of just the frames missing when
+    /// Opus can conceal that span (whole 2.5 ms), so nothing concealed is left staged to delay the next packet.
+    /// Counts one underrun.
     private func fillWhileDry(_ pcm: UnsafeMutableBufferPointer<Float>, from written: Int) {
         counters.underruns += 1
+        let missing = pcm.count - written
         guard hasPlayed else {
             UnsafeMutableBufferPointer(rebasing: pcm[written...]).update(repeating: 0)
             return
         }
-        conceal(frameCount: lastPacketFrameCount)
-        let count = min(pcm.count - written, stagingEnd)
+        let quantum = sampleRate / 400
+        conceal(frameCount: missing % quantum == 0 && missing <= staging.count ? missing : lastPacketFrameCount)
+        let count = min(missing, stagingEnd)
         (pcm.baseAddress! + written).update(from: staging.baseAddress!, count: count)
         stagingStart = count
         if written + count < pcm.count { UnsafeMutableBufferPointer(rebasing: pcm[(written + count)...]).update(repeating: 0) }

@@ -1,3 +1,4 @@
+import CVoiceShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -68,12 +69,18 @@ public final class UDPSocket: @unchecked Sendable {
     /// Waits up to `timeoutMilliseconds` (0: just look; negative: forever) for a datagram and stores it in
     /// `buffer`; returns nil when none came in time.
     public func receive(into buffer: UnsafeMutableRawBufferPointer, timeoutMilliseconds: Int) throws(SocketError) -> Datagram? {
-        var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        try receive(into: buffer, timeoutNanoseconds: timeoutMilliseconds < 0 ? -1 : Int64(timeoutMilliseconds) * 1_000_000)
+    }
+
+    /// Waits up to `timeoutNanoseconds` (0: just look; negative: forever) for a datagram and stores it in
+    /// `buffer`; returns nil when none came in time. The wait has the kernel's timer precision (`ppoll`), not
+    /// whole milliseconds.
+    public func receive(into buffer: UnsafeMutableRawBufferPointer, timeoutNanoseconds: Int64) throws(SocketError) -> Datagram? {
         while true {
-            let ready = poll(&request, 1, Int32(clamping: timeoutMilliseconds))
+            let ready = voice_wait_readable(descriptor, timeoutNanoseconds)
             if ready > 0 { break }
             if ready == 0 { return nil }
-            guard errno == EINTR else { throw .system(call: "poll", errno: errno) }
+            guard errno == EINTR else { throw .system(call: "ppoll", errno: errno) }
         }
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)

@@ -16,7 +16,10 @@ import VoiceIO
 /// per period is constant and tiny (an Opus frame takes a few hundred microseconds to encode, and only every
 /// second 10 ms period would pay it); the encoder, the RTP sender state and the socket then have one owner,
 /// which also reads the remote's loss reports to tune FEC and fills RTCP sender reports without sharing
-/// anything. The price is the network thread's wake-up delay, bounded by `pollIntervalMilliseconds` (2 ms).
+/// anything. The network thread does not poll: it sleeps in the socket's wait until a datagram comes, an RTCP
+/// report is due, or the next whole frame of captured voice is due (from the capture queue's fill, the voice
+/// rate and when the audio thread last queued voice), so it wakes about once per frame sent and once per packet
+/// received, and a frame waits for it only its wake-up latency.
 /// Decoding stays on the audio thread: the jitter buffer decides between decode, FEC and concealment at the
 /// moment audio is due.
 ///
@@ -66,14 +69,16 @@ public final class CallSession: @unchecked Sendable {
         do { try thread.start() } catch { throw .threadFailed(error) }
     }
 
-    /// Stops the network thread and waits for it (at most about one poll interval). Not real-time safe.
+    /// Stops the network thread and waits for it (at most `idleWaitMilliseconds`). Not real-time safe.
     public func stop() { thread.stop() }
 
     /// Queues processed microphone voice (mono, at the voice rate) for sending; frames that do not fit are
-    /// dropped and counted. Real-time safe; call from one thread (the audio thread).
+    /// dropped and counted. Real-time safe (it reads CLOCK_MONOTONIC, a vDSO call: no kernel entry, no lock);
+    /// call from one thread (the audio thread).
     public func sendCaptured(_ frames: UnsafeBufferPointer<Float>) {
         let written = sendPath.capture.write(frames)
         if written < frames.count { shared.captureOverflowFrames.add(frames.count - written, ordering: .relaxed) }
+        shared.lastCaptureNanoseconds.store(MonotonicClock.nanoseconds(), ordering: .releasing)
     }
 
     /// Fills all of `frames` with the far end's voice (mono, at the voice rate): decoded, recovered from FEC,
@@ -82,6 +87,10 @@ public final class CallSession: @unchecked Sendable {
         playout.render(into: frames)
     }
 
-    /// The latest statistics the network thread published (it does so after every wait, every few ms).
+    /// Time the audio thread spent in `renderReceived` so far (jitter buffer, Opus decoding, conversion), in
+    /// nanoseconds of CLOCK_MONOTONIC: the call's share of the audio thread. Any thread.
+    public var playoutNanoseconds: Int64 { playout.renderNanoseconds }
+
+    /// The latest statistics the network thread published (it does so after every wake-up, about every 10 ms).
     public var statistics: CallStatistics { shared.published.withLock { $0 } }
 }

@@ -2,7 +2,8 @@
 import Glibc
 #endif
 
-/// CLOCK_MONOTONIC read as the network thread needs it. A vDSO call: cheap, no allocation.
+/// CLOCK_MONOTONIC in the units the call needs. A vDSO call on Linux (no kernel entry, no lock, no allocation), so
+/// the audio thread may read it too.
 enum MonotonicClock {
     static func nanoseconds() -> Int64 {
         var time = timespec()
@@ -11,5 +12,8 @@ enum MonotonicClock {
     }
 
     /// Now in ticks of the 48 kHz RTP clock, the unit arrival times are stamped in.
-    static func rtpTicks() -> Int64 { nanoseconds() * Int64(OpusFormat.rtpClockRate) / 1_000_000_000 }
+    static func rtpTicks() -> Int64 { rtpTicks(at: nanoseconds()) }
+
+    /// `nanoseconds` of this clock in ticks of the 48 kHz RTP clock.
+    static func rtpTicks(at nanoseconds: Int64) -> Int64 { nanoseconds * Int64(OpusFormat.rtpClockRate) / 1_000_000_000 }
 }

@@ -1,8 +1,9 @@
 import Synchronization
 import VoiceIO
 
-/// One iteration of the network thread: encode and send what was captured, wait a little for a datagram and
-/// judge it, send an RTCP report when one is due, publish statistics.
+/// One iteration of the network thread: encode and send what was captured, sleep until a datagram comes or
+/// the next thing is due (a whole frame of captured voice, an RTCP report) and judge what came, send the
+/// report when due, publish statistics.
 ///
 /// Incoming datagrams pass, in order: the remote address and port → RTP/RTCP demultiplexing (RFC 5761) →
 /// bounds-checked parsing and the payload type → the latched SSRC (`SourceFilter`). Each refusal is counted
@@ -43,10 +44,18 @@ final class NetworkLoop {
         reportBuffer.deallocate()
     }
 
+    /// Sleep past the moment the next frame is due, for the audio thread's pacing jitter; and the retry when
+    /// captured voice is later than that.
+    static let captureMarginNanoseconds: Int64 = 500_000
+    /// How often to look for the audio side's first voice.
+    static let startPollNanoseconds: Int64 = 1_000_000
+    /// Captured voice this much overdue means the audio side stopped: sleep as when idle.
+    static let captureStallNanoseconds: Int64 = 100_000_000
+
     func iterate() {
         sendCaptured()
         do {
-            if let datagram = try socket.receive(into: buffer, timeoutMilliseconds: configuration.pollIntervalMilliseconds) {
+            if let datagram = try socket.receive(into: buffer, timeoutNanoseconds: nanosecondsUntilDue()) {
                 judge(datagram)
                 // Take what else is waiting without sleeping, but keep sending on time.
                 var extra = 0
@@ -64,6 +73,25 @@ final class NetworkLoop {
             nextReportNanoseconds = MonotonicClock.nanoseconds() + drawReportInterval()
         }
         publish()
+    }
+
+    /// How long to sleep: until the next whole frame of captured voice should be queued (the last queueing
+    /// time plus the missing frames at the voice rate, plus a margin), the next RTCP report, or the idle wait.
+    private func nanosecondsUntilDue() -> Int64 {
+        let now = MonotonicClock.nanoseconds()
+        var due = min(nextReportNanoseconds, now + Int64(configuration.idleWaitMilliseconds) * 1_000_000)
+        let lastCapture = shared.lastCaptureNanoseconds.load(ordering: .acquiring)
+        // Before the audio side's first voice, look often: sleeping through its start would send the first
+        // frames in a burst, and the receiver's jitter buffer would keep the extra packet as delay.
+        if lastCapture == 0 { due = min(due, now + Self.startPollNanoseconds) }
+        if lastCapture > 0 {
+            let frameDue = lastCapture + Int64(sendPath.captureFramesMissing) * 1_000_000_000 / Int64(configuration.voiceRate)
+                + Self.captureMarginNanoseconds
+            if frameDue + Self.captureStallNanoseconds > now {
+                due = min(due, max(frameDue, now + Self.captureMarginNanoseconds))
+            }
+        }
+        return max(due - now, 0)
     }
 
     // MARK: Sending

@@ -1,3 +1,4 @@
+import Synchronization
 import VoiceIO
 
 /// The audio thread's half of receiving: drains the RTP the network thread accepted into the jitter buffer,
@@ -9,7 +10,8 @@ import VoiceIO
 /// audio thread:                                           └─► JitterBuffer (decode, FEC, PLC) ─► [Resampler] ─► render
 ///                                              statistics ring ◄─┘ (every ~100 ms)
 /// ```
-/// `render` is real-time safe: storage is allocated in `init`.
+/// `render` is real-time safe: storage is allocated in `init`; it reads CLOCK_MONOTONIC (a vDSO call on Linux:
+/// no kernel entry, no lock) to time the jitter buffer's start against packet arrivals and to count its own cost.
 final class PlayoutPath {
     let incoming: DatagramQueue
     let reports: SPSCRing<JitterBufferStatistics>
@@ -21,6 +23,7 @@ final class PlayoutPath {
     private var decodedEnd = 0
     private let reportIntervalFrames: Int
     private var framesSinceReport = 0
+    private let renderTime = Atomic<Int64>(0)
 
     init(configuration: CallConfiguration) throws(CallError) {
         let codecRate = configuration.codecRate
@@ -62,20 +65,30 @@ final class PlayoutPath {
                 jitterBuffer.push(packet, arrivalTicks: ticks)
             }
         }
-        if let resampler { convert(into: output, with: resampler) } else { jitterBuffer.pull(into: output) }
+        let startNanoseconds = MonotonicClock.nanoseconds()
+        let nowTicks = MonotonicClock.rtpTicks(at: startNanoseconds)
+        if let resampler {
+            convert(into: output, with: resampler, nowTicks: nowTicks)
+        } else {
+            jitterBuffer.pull(into: output, nowTicks: nowTicks)
+        }
         framesSinceReport += output.count
         if framesSinceReport >= reportIntervalFrames, reports.availableToWrite > 0 {
             framesSinceReport = 0
             var snapshot = jitterBuffer.statistics
             _ = withUnsafePointer(to: &snapshot) { reports.write(UnsafeBufferPointer(start: $0, count: 1)) }
         }
+        renderTime.add(MonotonicClock.nanoseconds() - startNanoseconds, ordering: .relaxed)
     }
 
-    private func convert(into output: UnsafeMutableBufferPointer<Float>, with resampler: Resampler) {
+    /// Time spent in `render` so far (jitter buffer, decoding, conversion), in nanoseconds. Any thread.
+    var renderNanoseconds: Int64 { renderTime.load(ordering: .relaxed) }
+
+    private func convert(into output: UnsafeMutableBufferPointer<Float>, with resampler: Resampler, nowTicks: Int64) {
         var written = 0
         while written < output.count {
             if decodedStart == decodedEnd {
-                jitterBuffer.pull(into: decoded)
+                jitterBuffer.pull(into: decoded, nowTicks: nowTicks)
                 decodedStart = 0
                 decodedEnd = decoded.count
             }

@@ -21,6 +21,8 @@ final class SendPath {
     private let encoded: UnsafeMutableRawBufferPointer
     private let datagram: UnsafeMutableRawBufferPointer
     private(set) var framesSkippedByDTX = 0
+    private let voiceRate: Int
+    private let codecRate: Int
 
     init(configuration: CallConfiguration) throws(CallError) {
         let format: OpusFormat
@@ -28,6 +30,7 @@ final class SendPath {
             format = try OpusFormat(sampleRate: configuration.codecRate,
                                     frameDurationMilliseconds: configuration.frameDurationMilliseconds)
             encoder = try OpusEncoder(.init(format: format, bitsPerSecond: configuration.bitsPerSecond,
+                                            complexity: configuration.opusComplexity,
                                             inbandFEC: configuration.inbandFEC,
                                             expectedPacketLossPercent: configuration.inbandFEC ? 10 : 0,
                                             dtx: configuration.dtx))
@@ -43,6 +46,8 @@ final class SendPath {
         } else {
             resampler = nil
         }
+        voiceRate = configuration.voiceRate
+        codecRate = format.sampleRate
         capture = SPSCRing(minimumCapacity: configuration.voiceRate * configuration.captureCapacityMilliseconds / 1000,
                            filledWith: 0)
         sender = RTPSender(payloadType: configuration.payloadType)
@@ -59,6 +64,15 @@ final class SendPath {
         frame.deallocate()
         encoded.deallocate()
         datagram.deallocate()
+    }
+
+    /// Captured frames (at the voice rate) still missing before the next Opus frame is whole; 0 or less when one
+    /// is ready. Read by the network thread to sleep until then.
+    var captureFramesMissing: Int {
+        let codecFramesMissing = frame.count - frameFill
+        // At the codec rate when converting; rounded up to whole voice frames.
+        let voiceFramesMissing = (codecFramesMissing * voiceRate + codecRate - 1) / codecRate
+        return voiceFramesMissing - (pendingEnd - pendingStart) - capture.availableToRead
     }
 
     /// Encodes every whole frame captured so far and hands each RTP datagram to `send`.

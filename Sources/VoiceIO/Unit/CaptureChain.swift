@@ -35,7 +35,8 @@ final class CaptureChain {
     private var microphonePower: Float = 0
     private var processedPower: Float = 0
 
-    /// Smoothed echo return loss enhancement while the reference is active, in dB.
+    /// Smoothed echo return loss enhancement while the reference is active and the pipeline finds no double
+    /// talk, in dB.
     private(set) var erleDB: Float = 0
     /// Whether the last block had near-end voice (the stage's decision, gated by the echo estimate).
     private(set) var isNearVoiceActive = false
@@ -164,7 +165,8 @@ final class CaptureChain {
             }
             wasBypassed = bypass
         }
-        updateERLE(referencePower: referencePower, microphone: microphone)
+        // Double talk is not echo: the near voice is meant to stay, and would pass for unremoved echo.
+        if bypass || !pipeline.isDoubleTalk { updateERLE(referencePower: referencePower, microphone: microphone) }
         blockCount += 1
         if !bypass {
             doubleTalkBlockCount += pipeline.isDoubleTalk ? 1 : 0

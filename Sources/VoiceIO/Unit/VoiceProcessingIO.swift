@@ -261,6 +261,10 @@ public final class VoiceProcessingIO: @unchecked Sendable {
     /// Processed voice latency added by rate conversion, in voice-rate frames.
     public var conversionLatencyFrames: Int { captureChain.latencyFrames }
 
+    /// Processed voice latency added by voice processing (echo suppression and preprocessor blocks), in
+    /// voice-rate frames; none while bypassed.
+    public var processingLatencyFrames: Int { captureChain.processingLatencyFrames }
+
     // MARK: The I/O cycle (real-time thread)
 
     private func ioCycle(capture: UnsafeBufferPointer<Float>, playback: UnsafeMutableBufferPointer<Float>) {

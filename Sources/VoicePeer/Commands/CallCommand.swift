@@ -28,6 +28,10 @@ struct CallCommand: ParsableCommand {
     var device = "sim"
     @Option(help: "Near-end talker for the simulated room (an audio file; not with alsa:).")
     var talker: String?
+    @Option(name: .customLong("talker-delay"), help: "Seconds of silence before the talker starts (simulated room).")
+    var talkerDelay = 0.0
+    @Option(name: .customLong("talk-turn"), help: "Talk in turns (simulated room): TALK seconds of the talker, then PAUSE seconds of silence, as TALK:PAUSE.")
+    var talkTurn: String?
     @Option(name: .customLong("voice-rate"), help: "Voice rate in Hz (8000, 11025, 12000, 16000, 24000, 48000).")
     var voiceRate = 16000
     @Option(help: "Opus bitrate in bit/s.")
@@ -67,9 +71,11 @@ struct CallCommand: ParsableCommand {
         guard device == "sim" || (device.hasPrefix("alsa:") && device.count > 5) else {
             throw ValidationError("--device must be sim or alsa:NAME")
         }
-        if talker != nil && device != "sim" {
-            throw ValidationError("--talker is the simulated room's near-end voice; with \(device) the microphone talks")
+        if (talker != nil || talkTurn != nil || talkerDelay != 0) && device != "sim" {
+            throw ValidationError("--talker, --talk-turn and --talker-delay shape the simulated room's near-end voice; with \(device) the microphone talks")
         }
+        guard talkerDelay >= 0 else { throw ValidationError("--talker-delay must not be negative") }
+        if talkTurn != nil && turn == nil { throw ValidationError("--talk-turn takes TALK:PAUSE, two positive numbers of seconds") }
     }
 
     func run() throws {
@@ -95,14 +101,18 @@ struct CallCommand: ParsableCommand {
             unit.bypassVoiceProcessing = bypass
             let sentRecorder = try record.map { path throws(AudioFileError) in try StreamRecorder(path: path, sampleRate: voiceRate) }
             let farRecorder = try recordFar.map { path throws(AudioFileError) in try StreamRecorder(path: path, sampleRate: voiceRate) }
-            let bridge = UnitBridge(unit: unit, session: session, sent: sentRecorder, far: farRecorder)
+            let room = baseDevice as? SimulatedRoom
+            let echoMeter = room.map { _ in EchoReductionMeter() }
+            let bridge = UnitBridge(unit: unit, session: session, sent: sentRecorder, far: farRecorder, room: room,
+                                    echoMeter: echoMeter)
             bridge.connect()
 
             try session.start()
             try unit.start()
-            print("call: \(session.localAddress) ⇄ \(configuration.remote), \(device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(voiceRate) Hz, Opus \(configuration.codecRate) Hz \(frameMilliseconds) ms \(bitrate) bit/s\(fec ? " FEC" : "")\(dtx ? " DTX" : ""), lookahead \(String(format: "%.1f", Double(session.encoderLookaheadFrameCount) * 1000 / Double(configuration.codecRate))) ms")
+            print("call: \(session.localAddress) ⇄ \(configuration.remote), \(device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(voiceRate) Hz, Opus \(configuration.codecRate) Hz \(frameMilliseconds) ms \(bitrate) bit/s\(fec ? " FEC" : "")\(dtx ? " DTX" : ""), lookahead \(String(format: "%.1f", Double(session.encoderLookaheadFrameCount) * 1000 / Double(configuration.codecRate))) ms, unit capture latency: conversion \(String(format: "%.1f", Double(unit.conversionLatencyFrames) * 1000 / Double(voiceRate))) ms, processing \(String(format: "%.1f", Double(unit.processingLatencyFrames) * 1000 / Double(voiceRate))) ms")
             fflush(nil)
-            let monitor = CallMonitor(unit: unit, session: session, eventsPath: record.map { $0 + ".events" })
+            let monitor = CallMonitor(unit: unit, session: session, echoMeter: echoMeter,
+                                      eventsPath: record.map { $0 + ".events" })
             let reason = monitor.run(duration: duration)
             let timing = device.timing
             unit.stop()
@@ -118,6 +128,9 @@ struct CallCommand: ParsableCommand {
             ].compactMap { $0 }
             for recording in recordings { recording.recorder.close() }
             monitor.printSummary(reason: reason, recordings: recordings)
+            let roomTime = room.map { String(format: ", room simulation %.1f ms", Double($0.simulationNanoseconds) / 1e6) } ?? ""
+            print(String(format: "  audio thread time: call playout (jitter buffer, Opus decoding) %.1f ms%@",
+                         Double(session.playoutNanoseconds) / 1e6, roomTime))
         }
     }
 
@@ -131,14 +144,18 @@ struct CallCommand: ParsableCommand {
         if let talker {
             let voice = try AudioInput.load(talker, sampleRate: room.sampleRate)
             guard !voice.isEmpty else { throw CommandFailure("\(talker): no audio") }
-            // Repeat the talker (with a second's pause) over the whole call when its length is known.
-            let pause = [Float](repeating: 0, count: room.sampleRate)
-            var repeated = voice
-            let wanted = Int((duration ?? 0) * Double(room.sampleRate))
-            while repeated.count < wanted { repeated += pause + voice }
-            room.nearTalker = repeated
+            room.nearTalker = TalkerSchedule(voice: voice, sampleRate: room.sampleRate, turn: turn)
+                .samples(durationSeconds: duration ?? 0)
+            room.nearTalkerStartSeconds = talkerDelay
         }
         return try SimulatedRoom(configuration: room)
+    }
+
+    /// `--talk-turn TALK:PAUSE` in seconds, when given and valid.
+    private var turn: (talkSeconds: Double, pauseSeconds: Double)? {
+        guard let parts = talkTurn?.split(separator: ":"), parts.count == 2,
+              let talk = Double(parts[0]), let pause = Double(parts[1]), talk > 0, pause > 0 else { return nil }
+        return (talk, pause)
     }
 
     /// Opens `device` the way the unit will, to learn its rate before the recorders are made.
@@ -163,20 +180,26 @@ struct CallCommand: ParsableCommand {
     }
 }
 
-/// Joins the unit's callbacks to the call session and the recorders; everything here runs on the real-time
-/// thread and is real-time safe (the scratch buffer is allocated up front).
+/// Joins the unit's callbacks to the call session, the recorders and, in a simulated room, the echo reduction
+/// meter (fed the room's ground truth for each period); everything here runs on the real-time thread and is
+/// real-time safe (the scratch buffer is allocated up front).
 final class UnitBridge: @unchecked Sendable {
     private let unit: VoiceProcessingIO
     private let session: CallSession
     private let sent: StreamRecorder?
     private let far: StreamRecorder?
+    private let room: SimulatedRoom?
+    private let echoMeter: EchoReductionMeter?
     private let scratch: UnsafeMutableBufferPointer<Float>
 
-    init(unit: VoiceProcessingIO, session: CallSession, sent: StreamRecorder?, far: StreamRecorder?) {
+    init(unit: VoiceProcessingIO, session: CallSession, sent: StreamRecorder?, far: StreamRecorder?,
+         room: SimulatedRoom?, echoMeter: EchoReductionMeter?) {
         self.unit = unit
         self.session = session
         self.sent = sent
         self.far = far
+        self.room = room
+        self.echoMeter = echoMeter
         scratch = .allocate(capacity: 2048)
         scratch.initialize(repeating: 0)
     }
@@ -190,12 +213,22 @@ final class UnitBridge: @unchecked Sendable {
             far?.append(UnsafeBufferPointer(buffer))
         }
         unit.setInputCallback { [unowned self] _ in
+            var sumOfSquares: Float = 0
+            var frameCount = 0
             while true {
                 let count = unit.readInput(into: .float32(scratch))
-                guard count > 0 else { return }
+                guard count > 0 else { break }
                 let frames = UnsafeBufferPointer(rebasing: scratch[..<count])
                 session.sendCaptured(frames)
                 sent?.append(frames)
+                if echoMeter != nil { for sample in frames { sumOfSquares += sample * sample } }
+                frameCount += count
+            }
+            // The room exchanges this period right now: its components are this period's.
+            if let echoMeter, let room {
+                echoMeter.add(room.periodComponents,
+                              processedMeanSquare: frameCount > 0 ? sumOfSquares / Float(frameCount) : nil,
+                              bypassed: unit.bypassVoiceProcessing)
             }
         }
     }

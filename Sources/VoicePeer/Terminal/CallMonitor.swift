@@ -19,16 +19,18 @@ final class CallMonitor {
 
     private let unit: VoiceProcessingIO
     private let session: CallSession
+    private let echoMeter: EchoReductionMeter?
     private let eventsPath: String?
     private let signals = SignalWatcher()
     private let start = Date()
     private var toggleCount = 0
-    /// ERLE sampled while the far end was audible, per bypass state.
+    /// The unit's live ERLE estimate sampled while the far end was audible, per bypass state.
     private var erleSamples: [Bool: [Float]] = [false: [], true: []]
 
-    init(unit: VoiceProcessingIO, session: CallSession, eventsPath: String?) {
+    init(unit: VoiceProcessingIO, session: CallSession, echoMeter: EchoReductionMeter?, eventsPath: String?) {
         self.unit = unit
         self.session = session
+        self.echoMeter = echoMeter
         self.eventsPath = eventsPath
         if let eventsPath { _ = FileManager.default.createFile(atPath: eventsPath, contents: nil) }
     }
@@ -108,10 +110,14 @@ final class CallMonitor {
         let drops = call.dropped.map { "\($0.key) \($0.value)" }.sorted().joined(separator: ", ")
         print("  dropped: \(call.droppedTotal)\(drops.isEmpty ? "" : " (\(drops))")")
         for (bypassed, label) in [(false, "processing"), (true, "bypass")] {
+            if let span = echoMeter?.span(bypassed: bypassed), let decibels = span.decibels {
+                print(String(format: "  ERLE with %@: %.1f dB over %.1f s of far-end echo alone (near talker silent, the room's ground truth)",
+                             label, decibels, Double(span.periodCount) * unit.deviceConfiguration.periodMilliseconds / 1000))
+            }
             let samples = erleSamples[bypassed] ?? []
             guard !samples.isEmpty else { continue }
             let sorted = samples.sorted()
-            print(String(format: "  ERLE with %@: median %.1f dB over %.1f s of far-end voice", label,
+            print(String(format: "  unit's live ERLE estimate with %@: median %.1f dB over %.1f s of far-end voice", label,
                          sorted[sorted.count / 2], Double(samples.count) / 10))
         }
         print(String(format: "  unit: ERLE %.1f dB now, echo delay %.1f ms, xruns %d", unitStatistics.erleDB,

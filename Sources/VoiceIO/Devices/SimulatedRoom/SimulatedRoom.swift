@@ -31,7 +31,11 @@ public final class SimulatedRoom: AudioDevice, @unchecked Sendable {
     private var cycle: DeviceIOCycle?
     private var ticker: PeriodicThread?
     private let periodCounter = Atomic<Int>(0)
+    private let simulationTime = Atomic<Int>(0)
     private var recorder: RoomRecorder?
+    /// The period being exchanged, by component. Read it on the device thread, inside the I/O cycle (e.g. from
+    /// the unit's input callback): it is written just before the cycle runs. Real-time safe.
+    public private(set) var periodComponents = RoomPeriodComponents()
 
     /// Builds the echo path. Not real-time safe.
     public init(configuration: SimulatedRoomConfiguration = .init()) throws(SimulatedRoomError) {
@@ -124,6 +128,10 @@ public final class SimulatedRoom: AudioDevice, @unchecked Sendable {
     /// Periods run so far. Any thread.
     public var periodCount: Int { periodCounter.load(ordering: .relaxed) }
 
+    /// Time the room spent simulating (echo path, talker, noise; not the I/O cycle it calls), in nanoseconds
+    /// of CLOCK_MONOTONIC: what a real device would not cost the process. Any thread.
+    public var simulationNanoseconds: Int { simulationTime.load(ordering: .relaxed) }
+
     // MARK: Recording
 
     /// Starts keeping the loudspeaker and microphone signals, up to `seconds`. Call while stopped.
@@ -142,9 +150,11 @@ public final class SimulatedRoom: AudioDevice, @unchecked Sendable {
     private func runPeriod() {
         guard let cycle else { return }
         let period = UnsafeBufferPointer(speaker)
+        let simulationStart = Self.monotonicNanoseconds()
         echoPath.process(speaker: period, into: capture)
         addNearEndAndNoise()
         recorder?.append(loudspeaker: period, microphone: UnsafeBufferPointer(capture))
+        simulationTime.add(Self.monotonicNanoseconds() - simulationStart, ordering: .relaxed)
         cycle(UnsafeBufferPointer(capture), playback)
         speaker.baseAddress!.update(from: playback.baseAddress!, count: periodFrames)
         frameTime += periodFrames
@@ -153,13 +163,31 @@ public final class SimulatedRoom: AudioDevice, @unchecked Sendable {
 
     private func addNearEndAndNoise() {
         let talker = configuration.nearTalker
+        var components = RoomPeriodComponents()
         for index in 0..<periodFrames {
             let talkerFrame = frameTime + index - nearTalkerStartFrame
             var sample = capture[index]
-            if talkerFrame >= 0 && talkerFrame < talker.count { sample += talker[talkerFrame] }
+            components.echoMeanSquare += sample * sample
+            if talkerFrame >= 0 && talkerFrame < talker.count {
+                sample += talker[talkerFrame]
+                components.nearTalkerMeanSquare += talker[talkerFrame] * talker[talkerFrame]
+            }
             if noiseAmplitude > 0 { sample += noiseAmplitude * noise.nextGaussian() }
             capture[index] = sample
+            components.microphoneMeanSquare += sample * sample
         }
+        let scale = 1 / Float(periodFrames)
+        components.echoMeanSquare *= scale
+        components.nearTalkerMeanSquare *= scale
+        components.microphoneMeanSquare *= scale
+        periodComponents = components
+    }
+
+    /// CLOCK_MONOTONIC (a vDSO call: no kernel entry, no lock).
+    private static func monotonicNanoseconds() -> Int {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return time.tv_sec * 1_000_000_000 + time.tv_nsec
     }
 
     private static func convert(_ samples: [Float], from rate: Int, to deviceRate: Int) throws(SpeexError) -> [Float] {
