@@ -15,7 +15,8 @@
 /// a 20 ms stream with 2 ms of jitter from waiting for a second packet (20 ms more) when 2 ms suffice. A missing packet with later ones already held is
 /// lost: rebuilt from the next packet's FEC when that is held, otherwise concealed. Running dry plays
 /// concealment (silence before the first packet), counts an underrun and refills to the target; DTX silence
-/// is such a pause. A delay that stays above target for half a second is trimmed by dropping the oldest
+/// is such a pause. Playout resumes at the oldest packet held: the time of the packets that never came was
+/// already filled while dry, so after an outage of any length the delay is back at the target at once. A delay that stays above target for half a second is trimmed by dropping the oldest
 /// packet. A new SSRC resets the buffer and the decoder.
 ///
 /// Not thread-safe: one thread (the audio thread) pushes and pulls, draining packets from the network thread
@@ -60,6 +61,10 @@ public final class JitterBuffer {
     private var excessFrameCount = 0
     /// Frames pulled dry while audio was held but not yet playing.
     private var waitedFrameCount = 0
+    /// The first sequence not played when the buffer last ran dry.
+    private var drySinceSequence: Int64 = 0
+    /// Frames concealed since the last decoded (or FEC-recovered) packet.
+    private var concealmentRunFrameCount = 0
 
     /// - Parameters:
     ///   - sampleRate: the decoder's rate (one of `OpusFormat.sampleRates`); pulls deliver PCM at this rate.
@@ -210,6 +215,7 @@ public final class JitterBuffer {
         hasPlayed = false
         excessFrameCount = 0
         waitedFrameCount = 0
+        concealmentRunFrameCount = 0
         estimator.reset()
         try? decoder.reset()
     }
@@ -239,7 +245,12 @@ public final class JitterBuffer {
                 }
                 isPlaying = true
                 waitedFrameCount = 0
-                if !hasPlayed { nextSequence = lowestHeldSequence() }
+                let resumed = lowestHeldSequence()
+                if hasPlayed {
+                    counters.lost += Int(resumed - drySinceSequence)
+                    counters.concealed += Int(resumed - drySinceSequence)
+                }
+                nextSequence = resumed
             }
             if isHeld(nextSequence) {
                 decodeHeld(nextSequence)
@@ -247,6 +258,7 @@ public final class JitterBuffer {
                 recoverLost(nextSequence)
             } else {
                 isPlaying = false
+                drySinceSequence = nextSequence
                 continue
             }
             nextSequence += 1
@@ -261,6 +273,7 @@ public final class JitterBuffer {
             return
         }
         conceal(frameCount: lastPacketFrameCount)
+        noteConcealed(frameCount: stagingEnd)
         let count = min(pcm.count - written, stagingEnd)
         (pcm.baseAddress! + written).update(from: staging.baseAddress!, count: count)
         stagingStart = count
@@ -279,6 +292,7 @@ public final class JitterBuffer {
         lastPacketFrameCount = frameCount
         hasPlayed = true
         release(slot, as: .played)
+        endConcealment()
     }
 
     /// `sequence` never came but later packets did: FEC from the next packet if it is held and carries FEC,
@@ -294,13 +308,26 @@ public final class JitterBuffer {
             do {
                 stagingEnd = try decoder.recover(fromNext: payload(next), into: UnsafeMutableBufferPointer(rebasing: staging[..<frameCount]))
                 counters.fecRecovered += 1
+                endConcealment()
                 return
             } catch {
                 counters.invalid += 1
             }
         }
         conceal(frameCount: lastPacketFrameCount)
+        noteConcealed(frameCount: stagingEnd)
         counters.concealed += 1
+    }
+
+    private func noteConcealed(frameCount: Int) {
+        concealmentRunFrameCount += frameCount
+    }
+
+    /// Decoded audio plays again: the run of concealment before it, if the longest yet, is kept.
+    private func endConcealment() {
+        let run = milliseconds(concealmentRunFrameCount)
+        if run > counters.longestConcealmentMilliseconds { counters.longestConcealmentMilliseconds = run }
+        concealmentRunFrameCount = 0
     }
 
     private func conceal(frameCount: Int) {
