@@ -42,7 +42,8 @@ let package = Package(
         .executableTarget(
             name: "NetImpair",
             dependencies: ["VoiceIO", "VoiceCall", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Tools/NetImpair"
+            path: "Tools/NetImpair",
+            swiftSettings: optimised
         ),
         .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
         // Writes a WAV until killed; AudioFileTests runs it to check what SIGKILL leaves behind.

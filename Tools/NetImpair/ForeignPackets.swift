@@ -67,7 +67,12 @@ struct ForeignPackets {
     /// Random bytes of a random length (1 to 1400); every fourth starts like an RTCP packet (version 2, PT 200-204).
     mutating func garbage(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         let byteCount = Int.random(in: 1...min(1400, buffer.count), using: &generator)
-        for index in 0..<byteCount { buffer[index] = UInt8.random(in: .min ... .max, using: &generator) }
+        for offset in stride(from: 0, to: byteCount, by: 8) {
+            withUnsafeBytes(of: generator.next()) { word in
+                UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<min(offset + 8, byteCount)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: word[..<min(8, byteCount - offset)]))
+            }
+        }
         if byteCount >= 2, generator.next() % 4 == 0 {
             buffer[0] = 0x80
             buffer[1] = UInt8.random(in: 200...204, using: &generator)
