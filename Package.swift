@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "VoiceIO", targets: ["VoiceIO"]),
         .library(name: "VoiceCall", targets: ["VoiceCall"]),
         .executable(name: "voicepeer", targets: ["VoicePeer"]),
+        .executable(name: "netimpair", targets: ["NetImpair"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -37,6 +38,13 @@ let package = Package(
         ),
         // Fuzz targets over the untrusted-input entry points: run by scripts/fuzz, replayed by FuzzRegressionTests.
         .target(name: "VoiceFuzzing", dependencies: ["VoiceIO", "VoiceCall"], path: "Fuzz/VoiceFuzzing"),
+        // Impairment relay, flooder and tone detector for scripts/soak and scripts/flood.
+        .executableTarget(
+            name: "NetImpair",
+            dependencies: ["VoiceIO", "VoiceCall", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tools/NetImpair",
+            swiftSettings: optimised
+        ),
         .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
         // Writes a WAV until killed; AudioFileTests runs it to check what SIGKILL leaves behind.
         .executableTarget(name: "WriterProbe", dependencies: ["VoiceIO"], path: "Tests/WriterProbe"),

@@ -39,7 +39,7 @@ enum JitterBufferFuzzing {
                 let frameCount = (Int(operation >> 2) % 16 + 1) * sampleRate / 400
                 let block = UnsafeMutableBufferPointer(rebasing: pcm[..<frameCount])
                 block.update(repeating: .nan)
-                buffer.pull(into: block)
+                buffer.pull(into: block, nowTicks: arrivalTicks)
                 precondition(block.isAllFinite, "pull left samples unwritten or not finite")
                 arrivalTicks += Int64(frameCount * OpusFormat.rtpClockRate / sampleRate)
             default:

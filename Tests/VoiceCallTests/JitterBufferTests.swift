@@ -110,6 +110,22 @@ final class JitterStream {
         #expect(stats.late == 0 && stats.duplicates == 0 && stats.received == 180)
     }
 
+    /// A 5 s outage: concealment while dry, then playout resumes with the first packets after it, at the
+    /// target delay, instead of first concealing a buffer's worth of the packets that never came.
+    @Test func resumesRightAfterAnOutage() throws {
+        let stream = try JitterStream(packetCount: 500)
+        let buffer = try Self.makeBuffer()
+        let output = stream.play(buffer, stream.arrivals(count: 500) { (100..<350).contains($0) ? nil : 5 }, pullCount: 505)
+        let stats = buffer.statistics
+        #expect(stats.lost == 250 && stats.concealed == 250, "\(stats)")
+        #expect(stats.trimmed == 0 && stats.overflowDrops == 0)
+        #expect(stats.longestConcealmentMilliseconds >= 4940 && stats.longestConcealmentMilliseconds <= 5060,
+                "longest concealment \(stats.longestConcealmentMilliseconds) ms")
+        #expect(stats.delayMilliseconds <= 40)
+        // Packet 350 arrives at 7005 ms and plays at the next pull (7020 ms), the target being one packet.
+        #expect(TestSignals.rms(output[(351 * 320)..<(358 * 320)]) > 0.05)
+    }
+
     /// Lost packets whose successor carries FEC are rebuilt from it; the others are concealed.
     @Test func recoversLossFromFEC() throws {
         let stream = try JitterStream(packetCount: 200, fec: true)

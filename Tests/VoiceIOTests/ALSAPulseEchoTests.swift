@@ -46,7 +46,7 @@ extension ALSAPulseLoopbackTests {
         let processed = FrameRecorder(capacity: Int(seconds * Double(voiceRate)))
         let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4096)
         defer { scratch.deallocate() }
-        unit.setInputCallback { _ in
+        unit.setInputCallback { [unowned unit] _ in
             while true {
                 let count = unit.readInput(into: .float32(scratch))
                 guard count > 0 else { return }

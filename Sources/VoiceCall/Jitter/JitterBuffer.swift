@@ -17,7 +17,8 @@
 /// one 10 ms pull later (nor one 20 ms packet later). A missing packet with later ones already held is
 /// lost: rebuilt from the next packet's FEC when that is held, otherwise concealed. Running dry plays
 /// concealment (silence before the first packet), counts an underrun and refills to the target; DTX silence
-/// is such a pause. A delay that stays above target for half a second is trimmed by dropping the oldest
+/// is such a pause. Playout resumes at the oldest packet held: the time of the packets that never came was
+/// already filled while dry, so after an outage of any length the delay is back at the target at once. A delay that stays above target for half a second is trimmed by dropping the oldest
 /// packet. A new SSRC resets the buffer and the decoder.
 ///
 /// Not thread-safe: one thread (the audio thread) pushes and pulls, draining packets from the network thread
@@ -65,6 +66,10 @@ public final class JitterBuffer {
     private var excessFrameCount = 0
     /// When the latest packet was pushed, in 48 kHz ticks of the receiver's clock.
     private var latestArrivalTicks: Int64 = 0
+    /// The first sequence not played when the buffer last ran dry.
+    private var drySinceSequence: Int64 = 0
+    /// Frames concealed since the last decoded (or FEC-recovered) packet.
+    private var concealmentRunFrameCount = 0
 
     /// - Parameters:
     ///   - sampleRate: the decoder's rate (one of `OpusFormat.sampleRates`); pulls deliver PCM at this rate.
@@ -217,6 +222,7 @@ public final class JitterBuffer {
         hasPlayed = false
         excessFrameCount = 0
         latestArrivalTicks = 0
+        concealmentRunFrameCount = 0
         estimator.reset()
         try? decoder.reset()
     }
@@ -245,7 +251,13 @@ public final class JitterBuffer {
                     return
                 }
                 isPlaying = true
-                if !hasPlayed { nextSequence = lowestHeldSequence() }
+                let resumed = lowestHeldSequence()
+                if hasPlayed {
+                    let skipped = Int(max(resumed - drySinceSequence, 0))
+                    counters.lost += skipped
+                    counters.concealed += skipped
+                }
+                nextSequence = resumed
             }
             if isHeld(nextSequence) {
                 decodeHeld(nextSequence)
@@ -253,6 +265,7 @@ public final class JitterBuffer {
                 recoverLost(nextSequence)
             } else {
                 isPlaying = false
+                drySinceSequence = nextSequence
                 continue
             }
             nextSequence += 1
@@ -271,6 +284,7 @@ public final class JitterBuffer {
         }
         let quantum = sampleRate / 400
         conceal(frameCount: missing % quantum == 0 && missing <= staging.count ? missing : lastPacketFrameCount)
+        noteConcealed(frameCount: stagingEnd)
         let count = min(missing, stagingEnd)
         (pcm.baseAddress! + written).update(from: staging.baseAddress!, count: count)
         stagingStart = count
@@ -289,6 +303,7 @@ public final class JitterBuffer {
         lastPacketFrameCount = frameCount
         hasPlayed = true
         release(slot, as: .played)
+        endConcealment()
     }
 
     /// `sequence` never came but later packets did: FEC from the next packet if it is held and carries FEC,
@@ -304,13 +319,26 @@ public final class JitterBuffer {
             do {
                 stagingEnd = try decoder.recover(fromNext: payload(next), into: UnsafeMutableBufferPointer(rebasing: staging[..<frameCount]))
                 counters.fecRecovered += 1
+                endConcealment()
                 return
             } catch {
                 counters.invalid += 1
             }
         }
         conceal(frameCount: lastPacketFrameCount)
+        noteConcealed(frameCount: stagingEnd)
         counters.concealed += 1
+    }
+
+    private func noteConcealed(frameCount: Int) {
+        concealmentRunFrameCount += frameCount
+    }
+
+    /// Decoded audio plays again: the run of concealment before it, if the longest yet, is kept.
+    private func endConcealment() {
+        let run = milliseconds(concealmentRunFrameCount)
+        if run > counters.longestConcealmentMilliseconds { counters.longestConcealmentMilliseconds = run }
+        concealmentRunFrameCount = 0
     }
 
     private func conceal(frameCount: Int) {

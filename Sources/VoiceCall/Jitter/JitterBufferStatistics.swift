@@ -9,7 +9,8 @@ public struct JitterBufferStatistics: Sendable, Hashable, BitwiseCopyable {
     public var received = 0
     /// Sequence numbers skipped at playout because their packet had not arrived.
     public var lost = 0
-    /// Lost packets replaced by Opus packet loss concealment.
+    /// Lost packets replaced by Opus packet loss concealment (also those whose turn passed while the buffer ran
+    /// dry and played concealment).
     public var concealed = 0
     /// Lost packets rebuilt from the in-band FEC of the packet after them.
     public var fecRecovered = 0
@@ -26,6 +27,9 @@ public struct JitterBufferStatistics: Sendable, Hashable, BitwiseCopyable {
     public var trimmed = 0
     /// Payloads that were not valid Opus or too long for a slot; dropped.
     public var invalid = 0
+    /// The longest stretch of concealment played between two decoded (or FEC-recovered) packets, in
+    /// milliseconds: after an outage, the outage plus the time playout took to resume (DTX pauses count too).
+    public var longestConcealmentMilliseconds: Double = 0
     /// Times a new SSRC replaced the stream being played (the buffer and decoder were reset).
     public var restarts = 0
 
