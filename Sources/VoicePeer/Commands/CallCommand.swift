@@ -73,6 +73,7 @@ struct CallCommand: ParsableCommand {
     }
 
     func run() throws {
+        var deviceFailure: String?
         try CommandFailure.reporting {
             var configuration = CallConfiguration(remote: try SocketAddress.resolve(remote))
             configuration.voiceRate = voiceRate
@@ -107,6 +108,7 @@ struct CallCommand: ParsableCommand {
             let timing = device.timing
             unit.stop()
             session.stop()
+            if case .deviceFailed(let failure) = reason { deviceFailure = failure }
             let periodFrames = unit.deviceConfiguration.periodFrames
             let recordings = [
                 CallRecording(role: "microphone", recorder: micRecorder,
@@ -119,6 +121,8 @@ struct CallCommand: ParsableCommand {
             for recording in recordings { recording.recorder.close() }
             monitor.printSummary(reason: reason, recordings: recordings)
         }
+        // After the summary: the recordings are closed and complete; the exit says the call did not end normally.
+        try CommandFailure.reporting { if let deviceFailure { throw CommandFailure("the call ended: \(deviceFailure)") } }
     }
 
     private func makeDevice() throws -> any AudioDevice {

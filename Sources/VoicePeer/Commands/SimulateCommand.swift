@@ -96,7 +96,8 @@ struct SimulateCommand: ParsableCommand {
             }
             let source = VoiceSource(farVoice)
             unit.setRenderCallback { source.render($0) }
-            let session = SimulationSession(unit: unit, appSound: appSound, appRate: appRate)
+            let writer = try AudioFileWriter(path: out, format: try StreamFormat.voice(sampleRate: voiceRate))
+            let session = SimulationSession(unit: unit, appSound: appSound, appRate: appRate, writer: writer)
             let totalPeriods = Int((totalSeconds * 1000 / unit.deviceConfiguration.periodMilliseconds).rounded(.up))
             try unit.start()
             if let room, !realtime {
@@ -112,8 +113,6 @@ struct SimulateCommand: ParsableCommand {
             }
             unit.stop()
             try session.pump()
-            let writer = try AudioFileWriter(path: out, format: try StreamFormat.voice(sampleRate: voiceRate))
-            try session.output.withUnsafeBufferPointer { (frames) throws(AudioFileError) in try writer.write(frames) }
             writer.close()
             if let recordDirectory, let room { try write(room.recording(), to: recordDirectory) }
             let echoDelay = room.map {
@@ -148,21 +147,23 @@ struct SimulateCommand: ParsableCommand {
     }
 }
 
-/// Feeds the app sound and drains processed voice between device periods (off the real-time thread), and keeps
-/// the unit's levels while the far end talks.
+/// Feeds the app sound and drains processed voice into the output file between device periods (off the
+/// real-time thread), and keeps the unit's levels while the far end talks. The file is written as the run goes
+/// (its header valid after every write), so a run that is killed or whose device fails leaves what it processed.
 final class SimulationSession {
     let unit: VoiceProcessingIO
     private let appSound: [Float]
     private let appRate: Int
+    private let writer: AudioFileWriter
     private var appPosition = 0
     private var drain = [Float](repeating: 0, count: 8192)
-    private(set) var output: [Float] = []
     private(set) var farTalkLevels = FarTalkLevels()
 
-    init(unit: VoiceProcessingIO, appSound: [Float], appRate: Int) {
+    init(unit: VoiceProcessingIO, appSound: [Float], appRate: Int, writer: AudioFileWriter) {
         self.unit = unit
         self.appSound = appSound
         self.appRate = appRate
+        self.writer = writer
     }
 
     func pump() throws {
@@ -174,16 +175,25 @@ final class SimulationSession {
         while true {
             let count = drain.withUnsafeMutableBufferPointer { unit.readInput(into: .float32($0)) }
             guard count > 0 else { break }
-            output.append(contentsOf: drain[..<count])
+            try drain[..<count].withUnsafeBufferPointer { (frames) throws(AudioFileError) in try writer.write(frames) }
         }
         farTalkLevels.observe(unit.statistics)
     }
 
-    /// Pumps every 100 ms with a live level line until the device ran `periods` periods; fails when it has not
-    /// after `seconds` plus five seconds of wall-clock time (a device that stopped delivering audio).
+    /// Pumps every 100 ms with a live level line until the device ran `periods` periods; fails when the device
+    /// reports a failure (what was processed until then is in the file), or when it has not run them after
+    /// `seconds` plus five seconds of wall-clock time (a device that stopped delivering audio).
     func runPaced(periods: Int, seconds: Double) throws {
         let deadline = ContinuousClock.now + .milliseconds(Int((seconds + 5) * 1000))
         while unit.statistics.periodCount < periods {
+            if let failure = unit.device.failure {
+                unit.stop()
+                try pump()
+                writer.close()
+                FileHandle.standardError.write(Data("\n".utf8))
+                let savedSeconds = Double(writer.framesWritten) / Double(writer.format.sampleRate)
+                throw CommandFailure("\(failure) (the device failed after \(unit.statistics.periodCount) of \(periods) periods; \(writer.path) holds the \(String(format: "%.2f", savedSeconds)) s processed until then)")
+            }
             guard ContinuousClock.now < deadline else {
                 unit.stop()
                 throw CommandFailure("\(unit.device.name) ran \(unit.statistics.periodCount) of \(periods) periods in \(Int(seconds + 5)) s: it stopped delivering audio")

@@ -7,12 +7,15 @@ import VoiceIO
 final class CallMonitor {
     enum StopReason: CustomStringConvertible {
         case duration, key, signal(Int32)
+        /// The device ended its I/O cycle by itself; the text is its failure, one line.
+        case deviceFailed(String)
 
         var description: String {
             switch self {
             case .duration: "duration reached"
             case .key: "q pressed"
             case .signal(let number): String(cString: strsignal(number))
+            case .deviceFailed(let failure): "device failed: \(failure)"
             }
         }
     }
@@ -35,7 +38,7 @@ final class CallMonitor {
 
     private var seconds: Double { Date().timeIntervalSince(start) }
 
-    /// Runs until `duration`, `q`, or SIGINT/SIGTERM/SIGHUP.
+    /// Runs until `duration`, `q`, SIGINT/SIGTERM/SIGHUP, or the device failing.
     func run(duration: Double?) -> StopReason {
         let terminal = RawTerminal()
         defer { terminal?.restore() }
@@ -45,6 +48,7 @@ final class CallMonitor {
         var lastLog = 0.0
         while true {
             if let number = signals.stopSignal { return finishLine(.signal(number), isStatusTerminal) }
+            if let failure = unit.device.failure { return finishLine(.deviceFailed("\(failure)"), isStatusTerminal) }
             if let duration, seconds >= duration { return finishLine(.duration, isStatusTerminal) }
             while handledSignals < signals.userSignalCount {
                 handledSignals += 1
