@@ -39,12 +39,15 @@ struct ProcessCommand: ParsableCommand {
                                                       voiceRate: voiceFormat.sampleRate, settings: settings)
             processor.bypass = bypass
             processor.enableAGC = !noAGC
-            let cpuStart = clock()
-            let voice = processor.process(microphone: try micReader.readAllMono(),
-                                          loudspeaker: try farReader.readAllMono())
-            let cpuSeconds = Double(clock() - cpuStart) / Double(CLOCKS_PER_SEC)
+            let microphone = try micReader.readAllMono()
+            let loudspeaker = try farReader.readAllMono()
+            // Written as it is produced (the header is kept valid), so a run killed part-way leaves a playable start.
             let writer = try AudioFileWriter(path: out, format: voiceFormat)
-            try voice.withUnsafeBufferPointer { (frames) throws(AudioFileError) in try writer.write(frames) }
+            let cpuStart = clock()
+            try processor.process(microphone: microphone, loudspeaker: loudspeaker) { (frames) throws(AudioFileError) in
+                try writer.write(frames)
+            }
+            let cpuSeconds = Double(clock() - cpuStart) / Double(CLOCKS_PER_SEC)
             writer.close()
             if let stats {
                 func number(_ value: Double?, _ digits: Int = 2) -> String {
@@ -60,7 +63,7 @@ struct ProcessCommand: ParsableCommand {
                 }
                 let json = """
                 {"voice_rate": \(voiceRate), "device_rate": \(micReader.format.sampleRate), \
-                "frames": \(voice.count), "bypass": \(bypass), "agc": \(!noAGC), "ns": \(!noNS), \
+                "frames": \(writer.framesWritten), "bypass": \(bypass), "agc": \(!noAGC), "ns": \(!noNS), \
                 "erle_db": \(number(Double(processor.erleDB))), \
                 "delay_ms": \(number(Double(processor.delayMilliseconds))), \
                 "delay_estimated": \(processor.isDelayEstimated), "drift_ppm": \(number(processor.driftPPM, 1)), \
