@@ -42,7 +42,7 @@ struct EchoSceneProcessingTests {
         let microphone = Self.mix(echo, Self.fixture.noise(count: far.count, rms: 0.0003, seed: 12))
         let (output, processor) = try Self.process(microphone: microphone, far: far)
         let erle = Self.decibels(Self.power(microphone, from: 6, to: seconds) / Self.power(output, from: 6, to: seconds))
-        #expect(erle > 30, "ERLE \(erle) dB after convergence")
+        #expect(erle > 38, "ERLE \(erle) dB after convergence")
         let arrival = try #require(processor.trace.last?.arrivalMilliseconds)
         #expect(abs(arrival - (200 - 100e-6 * seconds * 1000)) < 1.5, "echo arrival \(arrival) ms")
         let drift = try #require(processor.driftPPM)
@@ -74,7 +74,7 @@ struct EchoSceneProcessingTests {
         #expect(echoOnly > 12, "ERLE \(echoOnly) dB before the near talker starts")
     }
 
-    @Test("after an echo-path change the echo is cancelled again within a couple of seconds")
+    @Test("after an echo-path change the echo is cancelled again within a second")
     func reconvergesAfterPathChange() throws {
         let seconds = 16.0
         let change = 8 * Self.rate
@@ -86,8 +86,10 @@ struct EchoSceneProcessingTests {
         let (output, processor) = try Self.process(microphone: microphone, far: far)
         let settled = Self.decibels(Self.power(microphone, from: 5, to: 8) / Self.power(output, from: 5, to: 8))
         let recovered = Self.decibels(Self.power(microphone, from: 10, to: seconds) / Self.power(output, from: 10, to: seconds))
-        #expect(settled > 25, "ERLE \(settled) dB before the change")
-        #expect(recovered > 25, "ERLE \(recovered) dB from 2 s after the change")
+        let firstSecond = Self.decibels(Self.power(microphone, from: 8.5, to: 9.5) / Self.power(output, from: 8.5, to: 9.5))
+        #expect(settled > 40, "ERLE \(settled) dB before the change")
+        #expect(firstSecond > 35, "ERLE \(firstSecond) dB from 0.5 s to 1.5 s after the change")
+        #expect(recovered > 40, "ERLE \(recovered) dB from 2 s after the change")
         #expect(processor.divergenceResetCount >= 1)
 
     }

@@ -6,8 +6,9 @@ import Foundation
 /// Fractional positions are read with a 16-tap Kaiser-windowed sinc (256 tabulated phases, nearest phase),
 /// flat to within 0.1 dB up to 0.4 × the sample rate; the smallest delay it can produce is
 /// `minimumDelayFrames` (half the interpolator), smaller requests are clamped to it. Storage is allocated once
-/// in `init` for delays up to `maximumDelayFrames` and blocks up to `maximumBlockFrames`. Frames older than the
-/// first one written read as silence. `process` and `reset` are real-time safe; one thread at a time.
+/// in `init` for delays up to `maximumDelayFrames` and blocks up to `maximumBlockFrames`; every frame is stored
+/// twice, `capacity` apart, so the taps of any output frame are one contiguous run. Frames older than the
+/// first one written read as silence. `process`, `write` and `reset` are real-time safe; one thread at a time.
 public final class DelayLine {
     public let maximumDelayFrames: Int
     public let maximumBlockFrames: Int
@@ -29,8 +30,8 @@ public final class DelayLine {
         self.maximumDelayFrames = maximumDelayFrames
         self.maximumBlockFrames = maximumBlockFrames
         capacity = maximumDelayFrames + maximumBlockFrames + Self.tapCount + 1
-        storage = .allocate(capacity: capacity)
-        storage.initialize(repeating: 0, count: capacity)
+        storage = .allocate(capacity: 2 * capacity)
+        storage.initialize(repeating: 0, count: 2 * capacity)
         let taps = Self.tapCount, phases = Self.phaseCount
         coefficients = .allocate(capacity: (phases + 1) * taps)
         let beta = 6.0
@@ -56,7 +57,8 @@ public final class DelayLine {
                 row[tap] = sinc * window
                 total += row[tap]
             }
-            for tap in 0..<taps { coefficients[phase * taps + tap] = Float(row[tap] / total) }
+            // Stored oldest frame first, to run alongside the storage.
+            for tap in 0..<taps { coefficients[phase * taps + taps - 1 - tap] = Float(row[tap] / total) }
         }
     }
 
@@ -74,29 +76,38 @@ public final class DelayLine {
         let delay = min(max(delayFrames.isFinite ? delayFrames : 0, Self.minimumDelayFrames),
                         Double(maximumDelayFrames))
         let base = written
-        for index in 0..<count {
-            storage[(base + index) % capacity] = input[index]
-        }
-        written += count
+        write(UnsafeBufferPointer(rebasing: input[..<count]))
         let whole = Int(delay.rounded(.down))
         let phase = Int(((delay - Double(whole)) * Double(Self.phaseCount)).rounded())
         let taps = Self.tapCount
         let row = coefficients + phase * taps
+        // Output frame n is x(n - whole - fraction): taps cover n - whole - taps/2 up to n - whole + taps/2 - 1.
+        var oldest = ((base - whole - taps / 2) % capacity + capacity) % capacity
         for index in 0..<count {
-            // Output frame n is x(n - whole - fraction): taps cover n - whole + taps/2 - 1 down to
-            // n - whole - taps/2, newest first.
-            let newest = base + index - whole + taps / 2 - 1
+            let run = storage + oldest
             var sum: Float = 0
-            for tap in 0..<taps {
-                sum += row[tap] * storage[((newest - tap) % capacity + capacity) % capacity]
-            }
+            for tap in 0..<taps { sum += row[tap] * run[tap] }
             output[index] = sum
+            oldest = oldest + 1 == capacity ? 0 : oldest + 1
         }
+    }
+
+    /// Writes `input` (at most `maximumBlockFrames`) without reading: keeps the history current while nobody
+    /// needs the delayed stream (e.g. while processing is bypassed). Real-time safe.
+    public func write(_ input: UnsafeBufferPointer<Float>) {
+        let count = min(input.count, maximumBlockFrames)
+        var position = written % capacity
+        for index in 0..<count {
+            storage[position] = input[index]
+            storage[position + capacity] = input[index]
+            position = position + 1 == capacity ? 0 : position + 1
+        }
+        written += count
     }
 
     /// Forgets the stream: everything reads as silence again. Real-time safe.
     public func reset() {
-        storage.update(repeating: 0, count: capacity)
+        storage.update(repeating: 0, count: 2 * capacity)
         written = 0
     }
 }

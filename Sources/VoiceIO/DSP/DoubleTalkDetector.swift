@@ -17,7 +17,8 @@ public struct DoubleTalkDetector {
     public private(set) var nearEndActive = false
     /// True while the near end and the far end are both active.
     public private(set) var doubleTalk = false
-    private var framesSinceNearEnd = Int.max / 2
+    /// Frames since the output last crossed the threshold (large before it ever did).
+    public private(set) var framesSinceNearEnd = Int.max / 2
 
     public init(ratioThreshold: Float = 4, hangoverFrames: Int = 8) {
         self.ratioThreshold = ratioThreshold

@@ -25,7 +25,7 @@ public final class DriftEstimator {
 
     private static var pointIntervalSeconds: Double { 0.25 }
     private static var minimumConfidence: Float { 0.3 }
-    private static var minimumSpanSeconds: Double { 5.0 }
+    private static var minimumSpanSeconds: Double { 2.0 }
     private static var maximumUncertaintyPPM: Double { 25.0 }
     private static var jumpSeconds: Double { 0.002 }
 

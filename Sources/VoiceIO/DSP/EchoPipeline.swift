@@ -43,10 +43,12 @@ public final class EchoPipeline: VoiceProcessor {
     private let error: UnsafeMutableBufferPointer<Float>
     private let echoEstimate: UnsafeMutableBufferPointer<Float>
     private var misadjustment = MisadjustmentMonitor()
+    private var notch: DCNotch
 
-    /// Power of the microphone over the linear filter's output in the last block while the far end played, in
-    /// dB (0 when it did not play).
-    public private(set) var linearERLEDB: Float = 0
+    /// Energy of the microphone and of the linear filter's output summed over every block in which the far end
+    /// played: running totals an observer differences over any span to get the filter's own ERLE.
+    public private(set) var farEndMicrophoneEnergy: Double = 0
+    public private(set) var farEndErrorEnergy: Double = 0
     /// Power the residual echo suppressor removed from the last block, in dB (0 = untouched, negative).
     public var suppressionDB: Float { suppressor.suppressionDecibels }
     /// Whether the near talker spoke over the far end in the last block.
@@ -66,6 +68,7 @@ public final class EchoPipeline: VoiceProcessor {
         canceller = try EchoCanceller(frameCount: blockFrameCount,
                                       filterLengthMilliseconds: settings.filterLengthMilliseconds,
                                       sampleRate: sampleRate)
+        notch = DCNotch(sampleRate: sampleRate)
         suppressor = ResidualEchoSuppressor(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
         preprocessor = try Preprocessor(frameCount: blockFrameCount, sampleRate: sampleRate)
         preprocessor.isDenoiseEnabled = true
@@ -111,13 +114,16 @@ public final class EchoPipeline: VoiceProcessor {
         for index in 0..<blockFrameCount {
             let e = Float(cancelled[index]) / 32768
             error[index] = e
-            echoEstimate[index] = input[index] - e
+            echoEstimate[index] = notch.filter(Float(microphone[index])) / 32768 - e
             microphonePower += input[index] * input[index]
             errorPower += e * e
             referencePower += echo[index] * echo[index]
         }
         let farEndActive = referencePower > 1e-8 * Float(blockFrameCount)
-        linearERLEDB = farEndActive ? 10 * log10(max(microphonePower, 1e-20) / max(errorPower, 1e-20)) : 0
+        if farEndActive {
+            farEndMicrophoneEnergy += Double(microphonePower)
+            farEndErrorEnergy += Double(errorPower)
+        }
         if misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),
                                  farEndActive: farEndActive) {
             divergenceResetCount += 1
@@ -135,6 +141,7 @@ public final class EchoPipeline: VoiceProcessor {
     /// Real-time safe.
     public func reset() {
         canceller.reset()
+        notch.reset()
         suppressor.forgetEchoCoupling()
         misadjustment = MisadjustmentMonitor()
     }

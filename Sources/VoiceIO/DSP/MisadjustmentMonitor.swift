@@ -8,9 +8,12 @@
 /// `consecutiveWindows` windows below `threshold` in a row report misadjustment. A near talker only dilutes
 /// the correlation, it cannot make it negative, so double talk does not trigger it. All methods are real-time safe.
 struct MisadjustmentMonitor {
-    var windowBlocks = 20
-    var threshold: Float = -0.3
-    var consecutiveWindows = 3
+    var windowBlocks = 10
+    var threshold: Float = -0.4
+    var consecutiveWindows = 2
+    /// Far-end blocks after a (re)start before any verdict: a filter still converging overshoots, and its error
+    /// then correlates negatively with its estimate too.
+    var settlingBlocks = 200
 
     private var errorEstimate: Float = 0
     private var errorPower: Float = 0
@@ -18,6 +21,7 @@ struct MisadjustmentMonitor {
     private var blocks = 0
     private var activeBlocks = 0
     private var failedWindows = 0
+    private var farEndBlocks = 0
 
     /// One block of the filter's error and echo estimate; returns true when the filter should start over.
     mutating func observe(error: UnsafeBufferPointer<Float>, estimate: UnsafeBufferPointer<Float>,
@@ -29,6 +33,7 @@ struct MisadjustmentMonitor {
                 estimatePower += estimate[index] * estimate[index]
             }
             activeBlocks += 1
+            farEndBlocks += 1
         }
         blocks += 1
         guard blocks >= windowBlocks else { return false }
@@ -39,7 +44,8 @@ struct MisadjustmentMonitor {
             errorPower = 0
             estimatePower = 0
         }
-        guard activeBlocks * 4 >= windowBlocks * 3, estimatePower > 1e-9, errorPower > 1e-9 else {
+        guard farEndBlocks > settlingBlocks, activeBlocks * 4 >= windowBlocks * 3, estimatePower > 1e-9,
+              errorPower > 1e-9 else {
             failedWindows = 0
             return false
         }

@@ -8,9 +8,11 @@ import Foundation
 /// 50 % overlap) the residual echo power in bin k is estimated two ways, from the linear estimate and from
 /// the reference, and the larger one is used: R = max(ρ·|Y|², γ·|X|²), each with a reverberant decay.
 /// ρ (how much of the estimate is left over) and γ (how much of the reference comes back unmodelled, e.g.
-/// harmonics) are learned while the far end plays: downward within a few blocks, upward over about a second
-/// and not at all while the near end talks, so they follow the echo heard in the near talker's pauses and an
-/// echo-path change is learned within a second or two. They start pessimistic (ρ = γ = 1) so the time
+/// harmonics) are learned while the far end plays: downward always, upward at the same rate but only after
+/// half a second without any sign of the near talker. Learned symmetrically they track the mean leftover rather
+/// than a low quantile of it (an asymmetric tracker underestimates the echo and lets its peaks through); the
+/// quiet hold keeps a near talker the detector misses for a block or two (between words) from teaching them.
+/// Otherwise they only creep up (capped steps), so a detector fooled by underestimated echo cannot lock them. They start pessimistic (ρ = γ = 1) so the time
 /// before the linear filter converges is suppressed.
 ///
 /// The gain is 1 − β·R/|E|², floored; β and the floor depend on the `DoubleTalkDetector`: firm in far-end
@@ -60,7 +62,11 @@ public final class ResidualEchoSuppressor {
     private static var singleTalkFloor: Float { 0.01 }
     private static var doubleTalkFloor: Float { 0.25 }
     private static var learningDown: Float { 0.05 }
-    private static var learningUp: Float { 0.01 }
+    private static var learningUp: Float { 0.05 }
+    private static var learningCreep: Float { 0.005 }
+    /// Blocks without any sign of the near talker before the ratios may rise: a pause between words is not
+    /// enough, so a near talker the detector misses for a moment cannot teach them.
+    private static var learningQuietFrames: Int { 50 }
     private static var gainRecovery: Float { 0.5 }
     private static var farEndMeanSquare: Float { 1e-8 }
     private static var reverberationSeconds: Double { 0.3 }
@@ -160,19 +166,21 @@ public final class ResidualEchoSuppressor {
         let nearEnd = detector.update(outputPower: outputSum, residualEchoPower: residualSum, noisePower: noiseSum,
                                       farEndActive: farEndActive)
 
-        // Learn how much echo is left, relative to the estimate and to the reference: downward quickly,
-        // upward slowly and never while the near end talks, so the ratios follow the echo seen in the
-        // near talker's pauses rather than the near talker.
+        // Learn how much echo is left, relative to the estimate and to the reference: downward always,
+        // upward at the full rate only after the near talker has been quiet for a while. While the detector
+        // says near end, they may still creep up, a step capped at twice the current ratio: a detector fooled
+        // by echo the ratios underestimate (a long reverberant tail) would otherwise never let them catch up.
         if farEndActive {
-            let up = nearEnd ? 0 : Self.learningUp
+            let quiet = detector.framesSinceNearEnd > Self.learningQuietFrames
+            let up = quiet ? Self.learningUp : Self.learningCreep
             for k in 0..<binCount {
                 let left = max(0, outputPower[k] - noise[k])
                 if estimateTail[k] > noise[k] {
-                    let ratio = min(4, left / estimateTail[k])
+                    let ratio = min(4, left / estimateTail[k], quiet ? 4 : 2 * leakage[k])
                     leakage[k] += (ratio < leakage[k] ? Self.learningDown : up) * (ratio - leakage[k])
                 }
                 if referenceTail[k] > 1e-12 {
-                    let ratio = min(4, left / referenceTail[k])
+                    let ratio = min(4, left / referenceTail[k], quiet ? 4 : 2 * referenceCoupling[k])
                     referenceCoupling[k] += (ratio < referenceCoupling[k] ? Self.learningDown : up) * (ratio - referenceCoupling[k])
                 }
             }

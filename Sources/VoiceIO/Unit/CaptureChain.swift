@@ -136,7 +136,14 @@ final class CaptureChain {
             realignmentsSeen = aligner.realignmentCount
             pipeline.reset()
         }
-        delayLine.process(UnsafeBufferPointer(referenceBlock), into: referenceBlock, delayFrames: aligner.delayFrames)
+        // Bypassed, nothing reads the delayed reference: the delay line only keeps its history for the switch
+        // back (the aligner keeps estimating, so the delay is current then).
+        let steadyBypass = bypass && wasBypassed == true
+        if steadyBypass {
+            delayLine.write(UnsafeBufferPointer(referenceBlock))
+        } else {
+            delayLine.process(UnsafeBufferPointer(referenceBlock), into: referenceBlock, delayFrames: aligner.delayFrames)
+        }
         let reference = UnsafeBufferPointer(referenceBlock)
         let referencePower = meanSquare(reference)
         let stageVoice: Bool

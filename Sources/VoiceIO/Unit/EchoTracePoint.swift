@@ -10,7 +10,7 @@ public struct EchoTracePoint: Sendable, Hashable {
     public var driftPPM: Double?
     /// Smoothed echo return loss enhancement of the whole stage while the far end plays, in dB.
     public var erleDB: Double
-    /// The linear filter's own enhancement in the span's last block with far-end signal, in dB.
+    /// The linear filter's own enhancement over the span's blocks with far-end signal, in dB (0: none).
     public var linearERLEDB: Double
     /// Mean power the residual echo suppressor removed per block over the span, in dB (negative).
     public var suppressionDB: Double

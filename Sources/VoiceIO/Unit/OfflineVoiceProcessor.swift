@@ -1,3 +1,5 @@
+import Glibc
+
 /// Runs the unit's capture chain over whole recordings: a microphone and the loudspeaker signal (the echo
 /// reference) at the device rate, sample `i` of both being the same instant, into processed voice at the voice
 /// rate. What `voicepeer process` uses; the same code path as a running `VoiceProcessingIO`.
@@ -81,7 +83,8 @@ public final class OfflineVoiceProcessor {
         var dropped = 0
         trace = []
         var spanStart = (blocks: chain.blockCount, doubleTalk: chain.doubleTalkBlockCount,
-                         suppression: chain.suppressionSumDB)
+                         suppression: chain.suppressionSumDB, microphone: chain.pipeline.farEndMicrophoneEnergy,
+                         error: chain.pipeline.farEndErrorEnergy)
         let spanFrames = max(Int(traceIntervalSeconds * Double(deviceRate)), periodFrames)
         while producedCount < expected + latency {
             for index in 0..<periodFrames {
@@ -105,15 +108,18 @@ public final class OfflineVoiceProcessor {
             if start % spanFrames < periodFrames {
                 let blocks = max(chain.blockCount - spanStart.blocks, 1)
                 let toMilliseconds = 1000 / Double(voiceFormat.sampleRate)
+                let microphoneEnergy = chain.pipeline.farEndMicrophoneEnergy - spanStart.microphone
+                let errorEnergy = chain.pipeline.farEndErrorEnergy - spanStart.error
                 trace.append(EchoTracePoint(
                     endSeconds: Double(start) / Double(deviceRate),
                     delayMilliseconds: chain.aligner.delayFrames * toMilliseconds,
                     arrivalMilliseconds: chain.aligner.arrivalFrames.map { $0 * toMilliseconds },
                     driftPPM: chain.aligner.driftPPM, erleDB: Double(chain.erleDB),
-                    linearERLEDB: Double(chain.pipeline.linearERLEDB),
+                    linearERLEDB: microphoneEnergy > 0 ? 10 * log10(microphoneEnergy / max(errorEnergy, 1e-20)) : 0,
                     suppressionDB: (chain.suppressionSumDB - spanStart.suppression) / Double(blocks),
                     doubleTalkFraction: Double(chain.doubleTalkBlockCount - spanStart.doubleTalk) / Double(blocks)))
-                spanStart = (chain.blockCount, chain.doubleTalkBlockCount, chain.suppressionSumDB)
+                spanStart = (chain.blockCount, chain.doubleTalkBlockCount, chain.suppressionSumDB,
+                             chain.pipeline.farEndMicrophoneEnergy, chain.pipeline.farEndErrorEnergy)
             }
         }
     }
