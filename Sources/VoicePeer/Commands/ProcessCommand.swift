@@ -39,10 +39,11 @@ struct ProcessCommand: ParsableCommand {
                                                       voiceRate: voiceFormat.sampleRate, settings: settings)
             processor.bypass = bypass
             processor.enableAGC = !noAGC
+            // Created first and written as the voice is produced (its header valid after every write): a run killed
+            // at any moment leaves a playable file holding what was processed so far.
+            let writer = try AudioFileWriter(path: out, format: voiceFormat)
             let microphone = try micReader.readAllMono()
             let loudspeaker = try farReader.readAllMono()
-            // Written as it is produced (the header is kept valid), so a run killed part-way leaves a playable start.
-            let writer = try AudioFileWriter(path: out, format: voiceFormat)
             let cpuStart = clock()
             try processor.process(microphone: microphone, loudspeaker: loudspeaker) { (frames) throws(AudioFileError) in
                 try writer.write(frames)

@@ -123,8 +123,9 @@ final class CallMonitor {
         for recording in recordings {
             let recorder = recording.recorder
             let clock = recording.firstFrameSeconds.map { String(format: "; frame 0 at %.6f s monotonic", $0) } ?? ""
-            print(String(format: "  recorded %@ %@: %.1f s at %d Hz%@%@", recording.role, recorder.path,
-                         Double(recorder.framesWritten) / Double(recorder.sampleRate), recorder.sampleRate,
+            print(String(format: "  recorded %@ %@: %.1f s (%d frames) at %d Hz%@%@", recording.role, recorder.path,
+                         Double(recorder.framesWritten) / Double(recorder.sampleRate), recorder.framesWritten,
+                         recorder.sampleRate,
                          recorder.droppedFrameCount > 0 ? " (\(recorder.droppedFrameCount) frames dropped)" : "", clock))
         }
         if let eventsPath { print("  bypass events: \(eventsPath)") }
