@@ -54,6 +54,7 @@ struct CallCommand: ParsableCommand {
     var duration: Double?
 
     func validate() throws {
+        if remote.hasSuffix(":0") { throw ValidationError("--remote needs a port other than 0") }
         guard StreamFormat.voiceRates.contains(voiceRate) else {
             throw ValidationError("--voice-rate \(voiceRate) is not one of \(StreamFormat.voiceRates.map(String.init).joined(separator: ", "))")
         }
@@ -161,9 +162,7 @@ struct CallCommand: ParsableCommand {
             payloadType: session.configuration.payloadType,
             format: try OpusFormat(sampleRate: session.configuration.codecRate, frameDurationMilliseconds: frameMilliseconds),
             bitsPerSecond: bitrate, inbandFEC: fec, dtx: dtx, sessionID: UInt64(Date().timeIntervalSince1970))
-        do { try description.text.write(toFile: path, atomically: true, encoding: .utf8) } catch {
-            throw CommandFailure("cannot write \(path): \(error.localizedDescription)")
-        }
+        try TextFile.write(description.text, to: path)
     }
 }
 

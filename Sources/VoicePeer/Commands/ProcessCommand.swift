@@ -76,11 +76,7 @@ struct ProcessCommand: ParsableCommand {
                 ]}
 
                 """
-                do {
-                    try json.write(toFile: stats, atomically: true, encoding: .utf8)
-                } catch {
-                    throw CommandFailure("cannot write \(stats): \(error.localizedDescription)")
-                }
+                try TextFile.write(json, to: stats)
             }
         }
     }

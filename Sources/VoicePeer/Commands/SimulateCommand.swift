@@ -53,10 +53,15 @@ struct SimulateCommand: ParsableCommand {
     @Flag(name: .long, help: "Pace the room by the clock and print a live level line (always so on ALSA).")
     var realtime = false
 
+    /// The longest run (and latest near-talker start) accepted, in seconds: a day.
+    static let longestRunSeconds = 86_400.0
+
     func validate() throws {
-        if let loudspeakerDrive, !(loudspeakerDrive > 0 && loudspeakerDrive <= 100) {
-            throw ValidationError("--loudspeaker-drive must be in (0, 100], got \(loudspeakerDrive)")
-        }
+        try FlagRange(flag: "--loudspeaker-drive", range: 0...100, isLowerBoundExcluded: true).check(loudspeakerDrive)
+        try FlagRange(flag: "--seconds", range: 0...Self.longestRunSeconds, isLowerBoundExcluded: true).check(seconds)
+        try FlagRange(flag: "--near-start", range: 0...Self.longestRunSeconds).check(nearStart)
+        try FlagRange(flag: "--erl-db", range: -40...100).check(erlDB)
+        try FlagRange(flag: "--duck-db", range: -100...100).check(duckDB)
         guard audioDevice.isALSA else { return }
         guard near == nil, recordDirectory == nil, loudspeakerDrive == nil else {
             throw ValidationError("--near, --record-dir and --loudspeaker-drive need the simulated room (--device sim)")
