@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct VoicePeer: ParsableCommand {
@@ -8,4 +9,21 @@ struct VoicePeer: ParsableCommand {
         subcommands: [ProcessCommand.self, SimulateCommand.self, CallCommand.self, CompareCommand.self,
                       DevicesCommand.self]
     )
+
+    /// Parses and runs the subcommand. A usage error (unknown flag, missing or invalid value, failed validation)
+    /// is one line on standard error and exit code 64, like the run-time errors `CommandFailure` reports; help
+    /// and `ExitCode`s keep ArgumentParser's handling.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success || error is ExitCode { exit(withError: error) }
+            var text = message(for: error).split(whereSeparator: \.isNewline).joined(separator: " ")
+            if text.hasPrefix("Missing value for") { text += " (write a value starting with - as --flag=VALUE)" }
+            FileHandle.standardError.write(Data("voicepeer: error: \(text)\n".utf8))
+            Foundation.exit(code.rawValue)
+        }
+    }
 }

@@ -81,6 +81,9 @@ final class PulseLoopback: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// Kills the daemon alone with SIGKILL (a device disappearing under its clients); returns the script's status.
+    func crash() -> Int32 { Self.runScript(["crash", directory.path]) }
+
     /// Runs scripts/pulse-loopback with a clean signal mask (the test process blocks most signals, and a
     /// daemon inheriting that mask could not be stopped); returns its exit status.
     private static func runScript(_ arguments: [String]) -> Int32 {

@@ -19,6 +19,7 @@ public final class TapDevice: AudioDevice {
 
     public var name: String { wrapped.name }
     public var timing: DeviceTiming { wrapped.timing }
+    public var failure: (any Error)? { wrapped.failure }
 
     public func open(requested: DeviceConfiguration) throws -> DeviceConfiguration {
         try wrapped.open(requested: requested)

@@ -71,4 +71,13 @@ public protocol AudioDevice: AnyObject {
     func stop()
     /// Delays, drift and xruns as measured so far. Safe to read from any thread while running.
     var timing: DeviceTiming { get }
+    /// Why the I/O cycle ended by itself (the device disappeared or could not be restarted after an xrun), or nil
+    /// while it runs and after a normal `stop`. Once set the cycle is no longer called; `stop` is still due.
+    /// Safe to read from any thread; meant to be polled by whoever watches the device (not real-time safe).
+    var failure: (any Error)? { get }
+}
+
+extension AudioDevice {
+    /// Devices that cannot fail by themselves (a simulated room, a file) never report a failure.
+    public var failure: (any Error)? { nil }
 }

@@ -62,10 +62,20 @@ public final class OfflineVoiceProcessor {
     /// Processes `microphone` against `loudspeaker` (shorter one zero-padded to the microphone's length) and
     /// returns the processed voice, `microphone.count × voiceRate / deviceRate` frames.
     public func process(microphone: [Float], loudspeaker: [Float]) -> [Float] {
+        var result = [Float]()
+        result.reserveCapacity(microphone.count * voiceFormat.sampleRate / deviceRate)
+        process(microphone: microphone, loudspeaker: loudspeaker) { result.append(contentsOf: $0) }
+        return result
+    }
+
+    /// Like `process(microphone:loudspeaker:)`, handing the processed voice to `deliver` in order, a period's
+    /// worth at a time, as it is produced (so a caller can write it to a file as it goes); stops at `deliver`'s
+    /// first error.
+    public func process<Failure: Error>(microphone: [Float], loudspeaker: [Float],
+                                        deliver: (UnsafeBufferPointer<Float>) throws(Failure) -> Void) throws(Failure) {
         let expected = microphone.count * voiceFormat.sampleRate / deviceRate
         let latency = chain.latencyFrames + (bypass ? 0 : chain.processingLatencyFrames)
-        var result = [Float]()
-        result.reserveCapacity(expected + latency + 2 * chain.blockFrameCount)
+        var producedCount = 0
         var periodMicrophone = [Float](repeating: 0, count: periodFrames)
         var periodLoudspeaker = [Float](repeating: 0, count: periodFrames)
         var drained = [Float](repeating: 0, count: output.capacity)
@@ -76,7 +86,7 @@ public final class OfflineVoiceProcessor {
                          suppression: chain.suppressionSumDB, microphone: chain.pipeline.farEndMicrophoneEnergy,
                          error: chain.pipeline.farEndErrorEnergy)
         let spanFrames = max(Int(traceIntervalSeconds * Double(deviceRate)), periodFrames)
-        while result.count < expected + latency {
+        while producedCount < expected + latency {
             for index in 0..<periodFrames {
                 let frame = start + index
                 periodMicrophone[index] = frame < microphone.count ? microphone[frame] : 0
@@ -90,7 +100,11 @@ public final class OfflineVoiceProcessor {
                 }
             }
             let count = drained.withUnsafeMutableBufferPointer { output.read(into: $0) }
-            result.append(contentsOf: drained[..<count])
+            // Of this block, the frames in [latency, latency + expected) of the whole output.
+            let keptStart = min(max(latency - producedCount, 0), count)
+            let kept = keptStart..<max(min(latency + expected - producedCount, count), keptStart)
+            producedCount += count
+            if !kept.isEmpty { try drained[kept].withUnsafeBufferPointer { (frames) throws(Failure) in try deliver(frames) } }
             if start % spanFrames < periodFrames {
                 let blocks = max(chain.blockCount - spanStart.blocks, 1)
                 let toMilliseconds = 1000 / Double(voiceFormat.sampleRate)
@@ -108,6 +122,5 @@ public final class OfflineVoiceProcessor {
                              chain.pipeline.farEndMicrophoneEnergy, chain.pipeline.farEndErrorEnergy)
             }
         }
-        return Array(result[latency..<(latency + expected)])
     }
 }

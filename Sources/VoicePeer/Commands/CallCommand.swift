@@ -58,6 +58,7 @@ struct CallCommand: ParsableCommand {
     var duration: Double?
 
     func validate() throws {
+        if remote.hasSuffix(":0") { throw ValidationError("--remote needs a port other than 0") }
         guard StreamFormat.voiceRates.contains(voiceRate) else {
             throw ValidationError("--voice-rate \(voiceRate) is not one of \(StreamFormat.voiceRates.map(String.init).joined(separator: ", "))")
         }
@@ -79,6 +80,7 @@ struct CallCommand: ParsableCommand {
     }
 
     func run() throws {
+        var deviceFailure: String?
         try CommandFailure.reporting {
             var configuration = CallConfiguration(remote: try SocketAddress.resolve(remote))
             configuration.voiceRate = voiceRate
@@ -117,6 +119,7 @@ struct CallCommand: ParsableCommand {
             let timing = device.timing
             unit.stop()
             session.stop()
+            if case .deviceFailed(let failure) = reason { deviceFailure = failure }
             let periodFrames = unit.deviceConfiguration.periodFrames
             let recordings = [
                 CallRecording(role: "microphone", recorder: micRecorder,
@@ -132,6 +135,8 @@ struct CallCommand: ParsableCommand {
             print(String(format: "  audio thread time: call playout (jitter buffer, Opus decoding) %.1f ms%@",
                          Double(session.playoutNanoseconds) / 1e6, roomTime))
         }
+        // After the summary: the recordings are closed and complete; the exit says the call did not end normally.
+        try CommandFailure.reporting { if let deviceFailure { throw CommandFailure("the call ended: \(deviceFailure)") } }
     }
 
     private func makeDevice() throws -> any AudioDevice {
@@ -174,9 +179,7 @@ struct CallCommand: ParsableCommand {
             payloadType: session.configuration.payloadType,
             format: try OpusFormat(sampleRate: session.configuration.codecRate, frameDurationMilliseconds: frameMilliseconds),
             bitsPerSecond: bitrate, inbandFEC: fec, dtx: dtx, sessionID: UInt64(Date().timeIntervalSince1970))
-        do { try description.text.write(toFile: path, atomically: true, encoding: .utf8) } catch {
-            throw CommandFailure("cannot write \(path): \(error.localizedDescription)")
-        }
+        try TextFile.write(description.text, to: path)
     }
 }
 

@@ -31,6 +31,11 @@ struct CompareCommand: ParsableCommand {
     var testStartSeconds: Double?
 
     func validate() throws {
+        try FlagRange(flag: "--max-lag-ms", range: 0...60_000).check(maxLagMilliseconds)
+        try FlagRange(flag: "--skip-s", range: 0...86_400).check(skipSeconds)
+        try FlagRange(flag: "--length-s", range: 0...86_400, isLowerBoundExcluded: true).check(lengthSeconds)
+        try FlagRange(flag: "--reference-start", range: -1e12...1e12).check(referenceStartSeconds)
+        try FlagRange(flag: "--test-start", range: -1e12...1e12).check(testStartSeconds)
         guard (referenceStartSeconds == nil) == (testStartSeconds == nil) else {
             throw ValidationError("--reference-start and --test-start go together")
         }

@@ -30,6 +30,12 @@ struct DevicesCommand: ParsableCommand {
     @Option(name: .long, help: "Sample rate to ask for, in hertz.")
     var rate: Int = 48000
 
+    func validate() throws {
+        if capture != nil && check == nil { throw ValidationError("--capture goes with --check") }
+        try FlagRange(flag: "--seconds", range: 0...3600, isLowerBoundExcluded: true).check(seconds)
+        try FlagRange(flag: "--rate", range: 1000...768_000).check(rate)
+    }
+
     func run() throws {
         ALSAError.silenceLibraryMessages()
         do {

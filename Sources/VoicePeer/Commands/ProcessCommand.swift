@@ -39,12 +39,16 @@ struct ProcessCommand: ParsableCommand {
                                                       voiceRate: voiceFormat.sampleRate, settings: settings)
             processor.bypass = bypass
             processor.enableAGC = !noAGC
-            let cpuStart = clock()
-            let voice = processor.process(microphone: try micReader.readAllMono(),
-                                          loudspeaker: try farReader.readAllMono())
-            let cpuSeconds = Double(clock() - cpuStart) / Double(CLOCKS_PER_SEC)
+            // Created first and written as the voice is produced (its header valid after every write): a run killed
+            // at any moment leaves a playable file holding what was processed so far.
             let writer = try AudioFileWriter(path: out, format: voiceFormat)
-            try voice.withUnsafeBufferPointer { (frames) throws(AudioFileError) in try writer.write(frames) }
+            let microphone = try micReader.readAllMono()
+            let loudspeaker = try farReader.readAllMono()
+            let cpuStart = clock()
+            try processor.process(microphone: microphone, loudspeaker: loudspeaker) { (frames) throws(AudioFileError) in
+                try writer.write(frames)
+            }
+            let cpuSeconds = Double(clock() - cpuStart) / Double(CLOCKS_PER_SEC)
             writer.close()
             if let stats {
                 func number(_ value: Double?, _ digits: Int = 2) -> String {
@@ -60,7 +64,7 @@ struct ProcessCommand: ParsableCommand {
                 }
                 let json = """
                 {"voice_rate": \(voiceRate), "device_rate": \(micReader.format.sampleRate), \
-                "frames": \(voice.count), "bypass": \(bypass), "agc": \(!noAGC), "ns": \(!noNS), \
+                "frames": \(writer.framesWritten), "bypass": \(bypass), "agc": \(!noAGC), "ns": \(!noNS), \
                 "erle_db": \(number(Double(processor.erleDB))), \
                 "delay_ms": \(number(Double(processor.delayMilliseconds))), \
                 "delay_estimated": \(processor.isDelayEstimated), "drift_ppm": \(number(processor.driftPPM, 1)), \
@@ -72,11 +76,7 @@ struct ProcessCommand: ParsableCommand {
                 ]}
 
                 """
-                do {
-                    try json.write(toFile: stats, atomically: true, encoding: .utf8)
-                } catch {
-                    throw CommandFailure("cannot write \(stats): \(error.localizedDescription)")
-                }
+                try TextFile.write(json, to: stats)
             }
         }
     }

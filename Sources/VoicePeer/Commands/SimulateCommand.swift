@@ -53,10 +53,15 @@ struct SimulateCommand: ParsableCommand {
     @Flag(name: .long, help: "Pace the room by the clock and print a live level line (always so on ALSA).")
     var realtime = false
 
+    /// The longest run (and latest near-talker start) accepted, in seconds: a day.
+    static let longestRunSeconds = 86_400.0
+
     func validate() throws {
-        if let loudspeakerDrive, !(loudspeakerDrive > 0 && loudspeakerDrive <= 100) {
-            throw ValidationError("--loudspeaker-drive must be in (0, 100], got \(loudspeakerDrive)")
-        }
+        try FlagRange(flag: "--loudspeaker-drive", range: 0...100, isLowerBoundExcluded: true).check(loudspeakerDrive)
+        try FlagRange(flag: "--seconds", range: 0...Self.longestRunSeconds, isLowerBoundExcluded: true).check(seconds)
+        try FlagRange(flag: "--near-start", range: 0...Self.longestRunSeconds).check(nearStart)
+        try FlagRange(flag: "--erl-db", range: -40...100).check(erlDB)
+        try FlagRange(flag: "--duck-db", range: -100...100).check(duckDB)
         guard audioDevice.isALSA else { return }
         guard near == nil, recordDirectory == nil, loudspeakerDrive == nil else {
             throw ValidationError("--near, --record-dir and --loudspeaker-drive need the simulated room (--device sim)")
@@ -96,7 +101,8 @@ struct SimulateCommand: ParsableCommand {
             }
             let source = VoiceSource(farVoice)
             unit.setRenderCallback { source.render($0) }
-            let session = SimulationSession(unit: unit, appSound: appSound, appRate: appRate)
+            let writer = try AudioFileWriter(path: out, format: try StreamFormat.voice(sampleRate: voiceRate))
+            let session = SimulationSession(unit: unit, appSound: appSound, appRate: appRate, writer: writer)
             let totalPeriods = Int((totalSeconds * 1000 / unit.deviceConfiguration.periodMilliseconds).rounded(.up))
             try unit.start()
             if let room, !realtime {
@@ -112,8 +118,6 @@ struct SimulateCommand: ParsableCommand {
             }
             unit.stop()
             try session.pump()
-            let writer = try AudioFileWriter(path: out, format: try StreamFormat.voice(sampleRate: voiceRate))
-            try session.output.withUnsafeBufferPointer { (frames) throws(AudioFileError) in try writer.write(frames) }
             writer.close()
             if let recordDirectory, let room { try write(room.recording(), to: recordDirectory) }
             let echoDelay = room.map {
@@ -148,21 +152,23 @@ struct SimulateCommand: ParsableCommand {
     }
 }
 
-/// Feeds the app sound and drains processed voice between device periods (off the real-time thread), and keeps
-/// the unit's levels while the far end talks.
+/// Feeds the app sound and drains processed voice into the output file between device periods (off the
+/// real-time thread), and keeps the unit's levels while the far end talks. The file is written as the run goes
+/// (its header valid after every write), so a run that is killed or whose device fails leaves what it processed.
 final class SimulationSession {
     let unit: VoiceProcessingIO
     private let appSound: [Float]
     private let appRate: Int
+    private let writer: AudioFileWriter
     private var appPosition = 0
     private var drain = [Float](repeating: 0, count: 8192)
-    private(set) var output: [Float] = []
     private(set) var farTalkLevels = FarTalkLevels()
 
-    init(unit: VoiceProcessingIO, appSound: [Float], appRate: Int) {
+    init(unit: VoiceProcessingIO, appSound: [Float], appRate: Int, writer: AudioFileWriter) {
         self.unit = unit
         self.appSound = appSound
         self.appRate = appRate
+        self.writer = writer
     }
 
     func pump() throws {
@@ -174,16 +180,25 @@ final class SimulationSession {
         while true {
             let count = drain.withUnsafeMutableBufferPointer { unit.readInput(into: .float32($0)) }
             guard count > 0 else { break }
-            output.append(contentsOf: drain[..<count])
+            try drain[..<count].withUnsafeBufferPointer { (frames) throws(AudioFileError) in try writer.write(frames) }
         }
         farTalkLevels.observe(unit.statistics)
     }
 
-    /// Pumps every 100 ms with a live level line until the device ran `periods` periods; fails when it has not
-    /// after `seconds` plus five seconds of wall-clock time (a device that stopped delivering audio).
+    /// Pumps every 100 ms with a live level line until the device ran `periods` periods; fails when the device
+    /// reports a failure (what was processed until then is in the file), or when it has not run them after
+    /// `seconds` plus five seconds of wall-clock time (a device that stopped delivering audio).
     func runPaced(periods: Int, seconds: Double) throws {
         let deadline = ContinuousClock.now + .milliseconds(Int((seconds + 5) * 1000))
         while unit.statistics.periodCount < periods {
+            if let failure = unit.device.failure {
+                unit.stop()
+                try pump()
+                writer.close()
+                FileHandle.standardError.write(Data("\n".utf8))
+                let savedSeconds = Double(writer.framesWritten) / Double(writer.format.sampleRate)
+                throw CommandFailure("\(failure) (the device failed after \(unit.statistics.periodCount) of \(periods) periods; \(writer.path) holds the \(String(format: "%.2f", savedSeconds)) s processed until then)")
+            }
             guard ContinuousClock.now < deadline else {
                 unit.stop()
                 throw CommandFailure("\(unit.device.name) ran \(unit.statistics.periodCount) of \(periods) periods in \(Int(seconds + 5)) s: it stopped delivering audio")

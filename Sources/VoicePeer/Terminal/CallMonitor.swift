@@ -7,12 +7,15 @@ import VoiceIO
 final class CallMonitor {
     enum StopReason: CustomStringConvertible {
         case duration, key, signal(Int32)
+        /// The device ended its I/O cycle by itself; the text is its failure, one line.
+        case deviceFailed(String)
 
         var description: String {
             switch self {
             case .duration: "duration reached"
             case .key: "q pressed"
             case .signal(let number): String(cString: strsignal(number))
+            case .deviceFailed(let failure): "device failed: \(failure)"
             }
         }
     }
@@ -37,7 +40,7 @@ final class CallMonitor {
 
     private var seconds: Double { Date().timeIntervalSince(start) }
 
-    /// Runs until `duration`, `q`, or SIGINT/SIGTERM/SIGHUP.
+    /// Runs until `duration`, `q`, SIGINT/SIGTERM/SIGHUP, or the device failing.
     func run(duration: Double?) -> StopReason {
         let terminal = RawTerminal()
         defer { terminal?.restore() }
@@ -47,6 +50,7 @@ final class CallMonitor {
         var lastLog = 0.0
         while true {
             if let number = signals.stopSignal { return finishLine(.signal(number), isStatusTerminal) }
+            if let failure = unit.device.failure { return finishLine(.deviceFailed("\(failure)"), isStatusTerminal) }
             if let duration, seconds >= duration { return finishLine(.duration, isStatusTerminal) }
             while handledSignals < signals.userSignalCount {
                 handledSignals += 1
@@ -125,8 +129,9 @@ final class CallMonitor {
         for recording in recordings {
             let recorder = recording.recorder
             let clock = recording.firstFrameSeconds.map { String(format: "; frame 0 at %.6f s monotonic", $0) } ?? ""
-            print(String(format: "  recorded %@ %@: %.1f s at %d Hz%@%@", recording.role, recorder.path,
-                         Double(recorder.framesWritten) / Double(recorder.sampleRate), recorder.sampleRate,
+            print(String(format: "  recorded %@ %@: %.1f s (%d frames) at %d Hz%@%@", recording.role, recorder.path,
+                         Double(recorder.framesWritten) / Double(recorder.sampleRate), recorder.framesWritten,
+                         recorder.sampleRate,
                          recorder.droppedFrameCount > 0 ? " (\(recorder.droppedFrameCount) frames dropped)" : "", clock))
         }
         if let eventsPath { print("  bypass events: \(eventsPath)") }

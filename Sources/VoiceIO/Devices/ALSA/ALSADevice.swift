@@ -107,6 +107,19 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
 
     public var timing: DeviceTiming { counters.timing }
 
+    /// The alsa-lib error that ended the I/O cycle: the failing PCM could not be brought back after an xrun or
+    /// error within `ALSAIOThread.maximumFutileRecoveries` attempts (a PulseAudio server gone, a USB device
+    /// unplugged). Nil while running and after a normal `stop`; cleared by `start`. Safe from any thread.
+    public var failure: (any Error)? { alsaFailure }
+
+    /// `failure` with its type.
+    public var alsaFailure: ALSAError? {
+        let code = counters.failureCode.load(ordering: .acquiring)
+        guard code != 0 else { return nil }
+        let pcmName = counters.failureIsPlayback.load(ordering: .relaxed) ? playbackName : captureName
+        return ALSAError("keep the stream running", deviceName: pcmName, code: code)
+    }
+
     /// Counts kept by the I/O thread since the last `start`. Safe from any thread.
     public var statistics: ALSADeviceStatistics {
         ALSADeviceStatistics(

@@ -12,6 +12,9 @@ final class ALSADeviceCounters: Sendable {
     let droppedPlaybackFrameCount = Atomic<Int>(0)
     let waitTimeoutCount = Atomic<Int>(0)
     let ioThreadCPUNanoseconds = Atomic<Int>(0)
+    /// alsa-lib's error that ended the loop (0: none), and whether the playback PCM (not the capture) gave it.
+    let failureCode = Atomic<Int32>(0)
+    let failureIsPlayback = Atomic<Bool>(false)
 
     /// Zeroes everything before a new start. Not called while the I/O thread runs.
     func reset() {
@@ -25,6 +28,14 @@ final class ALSADeviceCounters: Sendable {
         ioThreadCPUNanoseconds.store(0, ordering: .relaxed)
         driftPPMBits.store(0, ordering: .relaxed)
         isRealTimeScheduled.store(false, ordering: .relaxed)
+        failureCode.store(0, ordering: .relaxed)
+        failureIsPlayback.store(false, ordering: .relaxed)
+    }
+
+    /// Records the error that ended the loop. Real-time safe.
+    func fail(code: Int32, isPlayback: Bool) {
+        failureIsPlayback.store(isPlayback, ordering: .relaxed)
+        failureCode.store(code, ordering: .releasing)
     }
 
     var timing: DeviceTiming {

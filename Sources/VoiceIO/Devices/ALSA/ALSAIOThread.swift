@@ -15,6 +15,10 @@ import Synchronization
 /// Playback is prefilled with silence so it never waits on the cycle. On an xrun or suspend on either side the
 /// failing PCM is recovered with `snd_pcm_recover`, then both are dropped, prepared, prefilled and started
 /// again together so the capture-to-playback alignment stays what it was (the echo canceller relies on it).
+/// A recovery that brings no cycle before the next one is futile: the loop backs off `futileRecoveryBackOff`
+/// before trying again, and after `maximumFutileRecoveries` in a row (about 100 ms of trying) it records the
+/// error in the counters and ends: the device is gone (a PulseAudio server that died, a USB device unplugged),
+/// and `ALSADevice.failure` says so instead of the thread spinning at real-time priority for ever.
 ///
 /// Everything the loop touches is allocated in `init`; the loop itself allocates nothing, takes no lock of its
 /// own and logs nothing. (alsa-lib plugins such as `pulse` lock internally, and may allocate while recovering.)
@@ -55,6 +59,12 @@ final class ALSAIOThread: @unchecked Sendable {
     private var lastWakeWasEmpty = false
     private var framesWrittenSinceStart = 0
     private var driftReference: (capture: Int, playback: Int)?
+    /// Recoveries since the last cycle ran.
+    private var futileRecoveryCount = 0
+    private var hasFailed = false
+
+    static let maximumFutileRecoveries = 10
+    static let futileRecoveryBackOff = timespec(tv_sec: 0, tv_nsec: 10_000_000)
 
     init(capture: ALSAPCM, captureSettings: ALSAStreamSettings, playback: ALSAPCM,
          playbackSettings: ALSAStreamSettings, cycle: @escaping DeviceIOCycle, counters: ALSADeviceCounters,
@@ -155,7 +165,7 @@ final class ALSAIOThread: @unchecked Sendable {
             let isRealTime = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0
             counters.isRealTimeScheduled.store(isRealTime, ordering: .relaxed)
         }
-        while !stopRequested.load(ordering: .acquiring) {
+        while !hasFailed && !stopRequested.load(ordering: .acquiring) {
             let available = capture.availableFrames()
             if available < 0 {
                 recover(capture, from: Int32(available))
@@ -219,6 +229,7 @@ final class ALSAIOThread: @unchecked Sendable {
         ALSASampleConversion.interleave(playbackMono.baseAddress!, frameCount: cycleFrames, format: playbackFormat,
                                         into: playbackDeviceBuffer)
         counters.cycleCount.add(1, ordering: .relaxed)
+        futileRecoveryCount = 0
 
         let written = playback.write(playbackDeviceBuffer, frameCount: cycleFrames)
         if written == -Int(EAGAIN) {
@@ -254,11 +265,21 @@ final class ALSAIOThread: @unchecked Sendable {
         counters.driftPPMBits.store(driftPPM.bitPattern, ordering: .relaxed)
     }
 
-    /// Counts the xrun (or suspend), lets alsa-lib recover the failing PCM, then restarts both in step.
+    /// Counts the xrun (or suspend), lets alsa-lib recover the failing PCM, then restarts both in step; backs
+    /// off before a retry and gives up (recording the error) after `maximumFutileRecoveries` futile ones.
     private func recover(_ pcm: ALSAPCM, from error: Int32) {
-        counters.xrunCount.add(1, ordering: .relaxed)
+        if futileRecoveryCount == 0 {
+            counters.xrunCount.add(1, ordering: .relaxed)
+        } else {
+            var backOff = Self.futileRecoveryBackOff
+            nanosleep(&backOff, nil)
+        }
+        futileRecoveryCount += 1
         _ = pcm.recover(from: error)
-        _ = restartStreams()
+        let restarted = restartStreams()
+        guard futileRecoveryCount >= Self.maximumFutileRecoveries else { return }
+        counters.fail(code: restarted < 0 ? restarted : error, isPlayback: pcm === playback)
+        hasFailed = true
     }
 
     /// Drops and prepares both PCMs, queues `prefillFrames` of silence for playback and starts both (one start

@@ -32,6 +32,10 @@ public final class ALSAPCM: @unchecked Sendable {
     /// Negotiates interleaved access, sample type, channels, rate, period and buffer, then sets the software
     /// parameters so the stream starts only on an explicit `start`. Returns what the PCM gave. Not real-time safe.
     public func configure(_ request: ALSAHardwareRequest) throws(ALSAError) -> ALSAStreamSettings {
+        guard UInt32(exactly: request.sampleRate) != nil, request.periodFrames >= 0, request.bufferFrames >= 0 else {
+            throw ALSAError("ask for \(request.sampleRate) Hz, \(request.periodFrames)-frame periods", deviceName: name,
+                            code: -22)
+        }
         var hwParams: OpaquePointer?
         try check(snd_pcm_hw_params_malloc(&hwParams), "allocate hardware parameters")
         guard let hw = hwParams else { throw ALSAError("allocate hardware parameters", deviceName: name, code: -12) }
