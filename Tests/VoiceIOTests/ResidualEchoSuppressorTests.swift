@@ -70,6 +70,25 @@ import CAllocCounter
         #expect(total > linearOnly + 16, "echo reduction \(total) dB, \(linearOnly) dB before, noise at \(ceiling) dB")
     }
 
+    /// The echo gets 8 dB louder at 2 s while the estimate stays as it was (the linear filter has not caught up
+    /// yet). The error is then mostly the estimate scaled: the coherent part must be suppressed from the first
+    /// few hundred ms on, not only once the learned ratios catch up with it.
+    @Test func suppressesALouderEchoTheFilterHasNotCaughtUpWith() {
+        var scene = Self.scene(seconds: 4, farEnd: true, nearEnd: false, noiseRMS: 0.0002)
+        let step = 2 * Self.rate
+        for i in step..<scene.output.count {
+            let echo = scene.microphone[i] - scene.noise[i]
+            scene.microphone[i] = 2.5 * echo + scene.noise[i]
+            scene.output[i] = scene.microphone[i] - scene.estimate[i]
+        }
+        let out = Self.suppress(scene)
+        let microphone = Self.power(scene.microphone, from: 2.2, to: 2.7)
+        let linearOnly = Self.decibels(microphone / Self.power(scene.output, from: 2.2, to: 2.7))
+        let total = Self.decibels(microphone / Self.power(out, from: 2.2, to: 2.7))
+        #expect(linearOnly < 6, "the step must leave most of the echo: \(linearOnly) dB")
+        #expect(total > 25, "echo reduction 0.2-0.7 s after the step \(total) dB, \(linearOnly) dB before")
+    }
+
     @Test func keepsTheNearTalkerInDoubleTalk() {
         let scene = Self.scene(seconds: 5, farEnd: true, nearEnd: true)
         let out = Self.suppress(scene)

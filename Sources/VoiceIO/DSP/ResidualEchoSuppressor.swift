@@ -12,7 +12,12 @@ import Foundation
 /// half a second without any sign of the near talker. Learned symmetrically they track the mean leftover rather
 /// than a low quantile of it (an asymmetric tracker underestimates the echo and lets its peaks through); the
 /// quiet hold keeps a near talker the detector misses for a block or two (between words) from teaching them.
-/// Otherwise they only creep up (capped steps), so a detector fooled by underestimated echo cannot lock them. They start pessimistic (ρ = γ = 1) so the time
+/// Otherwise they only creep up (capped steps), so a detector fooled by underestimated echo cannot lock them.
+/// Learned ratios lag a path that just got louder or moved; a third estimate does not: the part of the output
+/// that the echo estimate predicts linearly, |⟨E·Y*⟩|²/⟨|Y|²⟩ over about 0.1 s, counted where the output's
+/// coherence with the estimate is above 0.3 (a near talker's chance coherence stays below). It feeds the
+/// double-talk detector always and the gain in far-end single talk, so a louder echo is neither taken for the
+/// near talker nor let through while the filter catches up. They start pessimistic (ρ = γ = 1) so the time
 /// before the linear filter converges is suppressed.
 ///
 /// The gain is 1 − β·R/|E|², floored; β and the floor depend on the `DoubleTalkDetector`: firm in far-end
@@ -51,6 +56,14 @@ public final class ResidualEchoSuppressor {
     private let leakage: UnsafeMutablePointer<Float>
     private let referenceCoupling: UnsafeMutablePointer<Float>
     private let residualEcho: UnsafeMutablePointer<Float>
+    /// Per bin, the output power the echo estimate explains linearly: |⟨E·conj(Y)⟩|² / ⟨|Y|²⟩.
+    private let coherentEcho: UnsafeMutablePointer<Float>
+    /// Smoothed cross-spectrum of the output with the echo estimate, ⟨E·conj(Y)⟩, and the estimate's power ⟨|Y|²⟩.
+    private let crossReal: UnsafeMutablePointer<Float>
+    private let crossImaginary: UnsafeMutablePointer<Float>
+    private let estimatePower: UnsafeMutablePointer<Float>
+    private let smoothedOutputPower: UnsafeMutablePointer<Float>
+    private let coherenceSmoothing: Float
     /// Gains applied to the last block, the starting point of this block's recovery.
     private let gains: UnsafeMutablePointer<Float>
     private let tailDecay: Float
@@ -70,6 +83,11 @@ public final class ResidualEchoSuppressor {
     private static var gainRecovery: Float { 0.5 }
     private static var farEndMeanSquare: Float { 1e-8 }
     private static var reverberationSeconds: Double { 0.3 }
+    /// Time constant of the output/estimate cross-spectrum: long enough to average over a few syllables, short
+    /// enough to catch an echo-path change.
+    private static var coherenceSeconds: Double { 0.1 }
+    /// Magnitude-squared coherence of the output with the estimate below which the output counts as unexplained.
+    private static var minimumCoherence: Float { 0.3 }
 
     /// `sampleRate`: frames per second (8000 ... 48000). `blockFrameCount`: frames per block (e.g. 10 ms).
     /// Not real-time safe.
@@ -110,13 +128,19 @@ public final class ResidualEchoSuppressor {
         leakage = filled(binCount, 1)
         referenceCoupling = filled(binCount, 1)
         residualEcho = filled(binCount, 0)
+        coherentEcho = filled(binCount, 0)
+        crossReal = filled(binCount, 0)
+        crossImaginary = filled(binCount, 0)
+        estimatePower = filled(binCount, 0)
+        smoothedOutputPower = filled(binCount, 0)
+        coherenceSmoothing = Float(exp(-Double(blockFrameCount) / (Self.coherenceSeconds * Double(sampleRate))))
         gains = filled(binCount, 1)
     }
 
     deinit {
         for pointer in [window, outputHistory, estimateHistory, referenceHistory, frame, overlap, outputReal,
                         outputImaginary, spareReal, spareImaginary, outputPower, estimateTail, referenceTail,
-                        leakage, referenceCoupling, residualEcho, gains] {
+                        leakage, referenceCoupling, residualEcho, coherentEcho, crossReal, crossImaginary, estimatePower, smoothedOutputPower, gains] {
             pointer.deallocate()
         }
     }
@@ -145,8 +169,14 @@ public final class ResidualEchoSuppressor {
             estimateTail[k] = max(p, tailDecay * estimateTail[k])
         }
         analyse(e, history: outputHistory, real: outputReal, imaginary: outputImaginary)
+        let keep = coherenceSmoothing, add = 1 - coherenceSmoothing
         for k in 0..<binCount {
-            outputPower[k] = outputReal[k] * outputReal[k] + outputImaginary[k] * outputImaginary[k]
+            let er = outputReal[k], ei = outputImaginary[k], yr = spareReal[k], yi = spareImaginary[k]
+            outputPower[k] = er * er + ei * ei
+            crossReal[k] = keep * crossReal[k] + add * (er * yr + ei * yi)
+            crossImaginary[k] = keep * crossImaginary[k] + add * (ei * yr - er * yi)
+            estimatePower[k] = keep * estimatePower[k] + add * (yr * yr + yi * yi)
+            smoothedOutputPower[k] = keep * smoothedOutputPower[k] + add * outputPower[k]
         }
         comfortNoise.track(power: outputPower)
         let noise = comfortNoise.noisePower
@@ -154,11 +184,18 @@ public final class ResidualEchoSuppressor {
         // Residual echo estimate and the double-talk decision.
         var residualSum: Float = 0, outputSum: Float = 0, noiseSum: Float = 0
         for k in 0..<binCount {
-            let residual = farEndActive || estimateTail[k] > noise[k]
-                ? max(leakage[k] * estimateTail[k], referenceCoupling[k] * referenceTail[k]) : 0
+            let echoActive = farEndActive || estimateTail[k] > noise[k]
+            let residual = echoActive ? max(leakage[k] * estimateTail[k], referenceCoupling[k] * referenceTail[k]) : 0
+            // The part of the output the estimate predicts linearly is echo the filter has not caught up with
+            // (a louder or moved path): it counts at once, before the learned ratios follow.
+            // Chance coherence of a near talker over so short an average is far below `minimumCoherence`.
+            let explained = (crossReal[k] * crossReal[k] + crossImaginary[k] * crossImaginary[k])
+                / (estimatePower[k] + 1e-20)
+            let coherent = echoActive && explained > Self.minimumCoherence * smoothedOutputPower[k] ? explained : 0
             residualEcho[k] = residual
+            coherentEcho[k] = coherent
             if k >= lowestDetectionBin && k <= highestDetectionBin {
-                residualSum += residual
+                residualSum += max(residual, coherent)
                 outputSum += outputPower[k]
                 noiseSum += noise[k]
             }
@@ -190,7 +227,10 @@ public final class ResidualEchoSuppressor {
         let floor = nearEnd ? Self.doubleTalkFloor : Self.singleTalkFloor
         var keptSum: Float = 0, inputSum: Float = 0
         for k in 0..<binCount {
-            let target = max(floor, min(1, 1 - overestimate * residualEcho[k] / (outputPower[k] + 1e-20)))
+            // While the near end talks the coherent part is left out: a talker's chance coherence with the
+            // estimate over a short average would cost it a dB.
+            let residual = nearEnd ? residualEcho[k] : max(residualEcho[k], coherentEcho[k])
+            let target = max(floor, min(1, 1 - overestimate * residual / (outputPower[k] + 1e-20)))
             let previous = gains[k]
             let gain = target < previous ? target : previous + Self.gainRecovery * (target - previous)
             gains[k] = gain
