@@ -1,5 +1,6 @@
 import CAllocCounter
 import Foundation
+import VoiceIO
 import Testing
 @testable import VoiceCall
 
@@ -134,7 +135,7 @@ import Testing
             ([0x80, 0xca, 0x00, 0x01, 1, 2, 3, 4], .malformedRTCP(.noReport)),
             ([UInt8](repeating: 0x80, count: 3000), .oversized),
         ]
-        var generator = SeededGenerator(seed: 99)
+        var generator = SplitMix64(seed: 99)
         for _ in 0..<40 {
             let count = Int.random(in: 12...200, using: &generator)
             var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }

@@ -1,4 +1,5 @@
 import Foundation
+import VoiceIO
 @testable import VoiceCall
 
 /// A UDP forwarder between two endpoints that impairs the RTP going from `a` to `b` with seeded loss,
@@ -25,7 +26,7 @@ final class ImpairmentRelay: @unchecked Sendable {
     private let a: SocketAddress
     private let b: SocketAddress
     private let impairment: Impairment
-    private var generator: SeededGenerator
+    private var generator: SplitMix64
     private var pending: [Pending] = []
     private let lock = NSLock()
     private var stopping = false
@@ -42,7 +43,7 @@ final class ImpairmentRelay: @unchecked Sendable {
         self.a = a
         self.b = b
         self.impairment = impairment
-        generator = SeededGenerator(seed: impairment.seed)
+        generator = SplitMix64(seed: impairment.seed)
         Thread.detachNewThread { [self] in run() }
     }
 

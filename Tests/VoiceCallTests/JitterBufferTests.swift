@@ -1,5 +1,6 @@
 import CAllocCounter
 import Testing
+import VoiceIO
 @testable import VoiceCall
 
 /// Real Opus packets (16 kHz, 20 ms) of a voice-like signal, fed to a jitter buffer on a simulated timeline.
@@ -209,7 +210,7 @@ final class JitterStream {
     /// jitter, capped at the maximum.
     @Test func targetFollowsJitter() throws {
         let stream = try JitterStream(packetCount: 300)
-        var random = SeededGenerator(seed: 7)
+        var random = SplitMix64(seed: 7)
         let jittered = try Self.makeBuffer()
         _ = stream.play(jittered, stream.arrivals(count: 300) { _ in Double.random(in: 0...60, using: &random) }, pullCount: 310)
         let target = jittered.statistics.targetDelayMilliseconds

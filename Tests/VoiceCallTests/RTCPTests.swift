@@ -1,4 +1,5 @@
 import Testing
+import VoiceIO
 @testable import VoiceCall
 
 @Suite struct RTCPTests {
@@ -53,7 +54,7 @@ import Testing
     }
 
     @Test func survivesFuzzing() {
-        var random = SeededGenerator(seed: 0xc0ffee)
+        var random = SplitMix64(seed: 0xc0ffee)
         let valid = Self.bytes(of: RTCPReport(ssrc: 5, senderInfo: RTCPSenderInfo(
             ntpTimestamp: NTPTimestamp(seconds: 1, fraction: 2), rtpTimestamp: 3, packetCount: 4, octetCount: 5), blocks: [Self.block]))
         var accepted = 0

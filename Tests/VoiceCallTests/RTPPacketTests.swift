@@ -1,4 +1,5 @@
 import Testing
+import VoiceIO
 @testable import VoiceCall
 
 @Suite struct RTPPacketTests {
@@ -67,7 +68,7 @@ import Testing
     /// Thousands of random and mutated datagrams: each either parses to a payload inside the datagram or is
     /// refused with a reason; none crashes.
     @Test func survivesFuzzing() {
-        var random = SeededGenerator(seed: 0x5eed)
+        var random = SplitMix64(seed: 0x5eed)
         let valid = Self.bytes(of: RTPHeader(sequenceNumber: 1, timestamp: 2, ssrc: 3), payload: [UInt8](repeating: 0x55, count: 40))
         var accepted = 0
         var refusals: [RTPParseError: Int] = [:]

@@ -1,3 +1,5 @@
+import VoiceIO
+
 /// What one direction of the relay does to each datagram: random loss plus Gilbert-Elliott bursts (a two-state
 /// chain; every datagram in the bad state is lost), a uniform extra delay (jitter), some datagrams held back
 /// longer (reordering) and some sent twice (duplication). An outage loses everything inside its window.

@@ -14,7 +14,7 @@ public enum SyntheticAudio {
     /// A speech-like talker: voiced syllables (a gliding pitch of 100–220 Hz with 1/k harmonics) mixed with
     /// noise bursts, shaped by about four syllables per second with pauses between phrases. Peak about `amplitude`.
     public static func speechLike(sampleRate: Int, frameCount: Int, amplitude: Float = 0.5, seed: UInt64 = 1) -> [Float] {
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         var samples = [Float](repeating: 0, count: frameCount)
         let rate = Double(sampleRate)
         let harmonicCount = max(1, min(20, Int(rate / 2 / 250)))
@@ -44,7 +44,7 @@ public enum SyntheticAudio {
     /// taps decaying by 60 dB over the tail, scaled so the strongest tap is `gain`.
     public static func echoPath(sampleRate: Int, delayMilliseconds: Double, tailMilliseconds: Double,
                                 gain: Float, seed: UInt64 = 7) -> [Float] {
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         let delayFrames = Int(delayMilliseconds * Double(sampleRate) / 1000)
         let tailFrames = max(1, Int(tailMilliseconds * Double(sampleRate) / 1000))
         var taps = [Float](repeating: 0, count: delayFrames + tailFrames)
@@ -63,22 +63,5 @@ public enum SyntheticAudio {
             for index in lag..<signal.count { output[index] += tap * signal[index - lag] }
         }
         return output
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so generated audio is identical on every run and machine.
-struct SeededRandom {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    /// A value in 0..<1.
-    mutating func unit() -> Double {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        return Double(z >> 11) / Double(1 << 53)
     }
 }
