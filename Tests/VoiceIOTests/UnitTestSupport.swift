@@ -91,15 +91,8 @@ enum Signal {
     /// A fixture from Tests/Fixtures, mono, converted to `sampleRate`.
     static func fixture(_ name: String, sampleRate: Int) throws -> [Float] {
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        let reader = try AudioFileReader(path: folder.appendingPathComponent("Fixtures/\(name)").path)
-        let samples = try reader.readAllMono()
-        guard reader.format.sampleRate != sampleRate else { return samples }
-        let resampler = try Resampler(inputRate: reader.format.sampleRate, outputRate: sampleRate, quality: 5)
-        var output = [Float](repeating: 0, count: resampler.maximumOutputFrames(inputFrames: samples.count))
-        let produced = samples.withUnsafeBufferPointer { input in
-            output.withUnsafeMutableBufferPointer { resampler.process(input: input, output: $0).outputFrames }
-        }
-        return Array(output[..<produced])
+        return try AudioFileReader.monoSamples(path: folder.appendingPathComponent("Fixtures/\(name)").path,
+                                               sampleRate: sampleRate, quality: 5)
     }
 
     /// Far-end speech at 16 kHz, repeated to `seconds`, at about -20 dBFS RMS.

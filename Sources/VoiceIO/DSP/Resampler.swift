@@ -70,3 +70,14 @@ public final class Resampler {
         (inputFrames * outputRate + inputRate - 1) / inputRate + 2
     }
 }
+
+extension Resampler {
+    /// Converts a whole mono signal in one call (a one-shot helper, not for streams). Not real-time safe.
+    public func convert(_ samples: [Float]) -> [Float] {
+        var output = [Float](repeating: 0, count: maximumOutputFrames(inputFrames: samples.count))
+        let produced = samples.withUnsafeBufferPointer { input in
+            output.withUnsafeMutableBufferPointer { process(input: input, output: $0).outputFrames }
+        }
+        return Array(output[..<produced])
+    }
+}

@@ -147,7 +147,7 @@ struct CallCommand: ParsableCommand {
         var room = SimulatedRoomConfiguration()
         room.clock = .realTime
         if let talker {
-            let voice = try AudioInput.load(talker, sampleRate: room.sampleRate)
+            let voice = try AudioFileReader.monoSamples(path: talker, sampleRate: room.sampleRate)
             guard !voice.isEmpty else { throw CommandFailure("\(talker): no audio") }
             room.nearTalker = TalkerSchedule(voice: voice, sampleRate: room.sampleRate, turn: turn)
                 .samples(durationSeconds: duration ?? 0)

@@ -46,7 +46,7 @@ struct CompareCommand: ParsableCommand {
             let reader = try AudioFileReader(path: reference)
             let rate = reader.format.sampleRate
             let original = try reader.readAllMono()
-            let received = try AudioInput.load(test, sampleRate: rate)
+            let received = try AudioFileReader.monoSamples(path: test, sampleRate: rate)
             let start = min(original.count, Int(skipSeconds * Double(rate)))
             let end = min(original.count, start + Int(lengthSeconds * Double(rate)))
             let maxLag = Int(maxLagMilliseconds * Double(rate) / 1000)

@@ -71,7 +71,7 @@ struct SimulateCommand: ParsableCommand {
     func run() throws {
         try CommandFailure.reporting {
             let voiceFormat = try StreamFormat.voice(sampleRate: voiceRate, sampleType: .int16)
-            let farVoice = try AudioInput.load(far, sampleRate: voiceRate)
+            let farVoice = try AudioFileReader.monoSamples(path: far, sampleRate: voiceRate)
             let device: any AudioDevice
             if let alsa = try audioDevice.openALSADevice(sampleRate: deviceRate) {
                 device = alsa.device
@@ -137,7 +137,7 @@ struct SimulateCommand: ParsableCommand {
         room.echoReturnLossDB = erlDB
         room.driftPPM = driftPPM
         room.loudspeakerDrive = loudspeakerDrive
-        if let near { room.nearTalker = try AudioInput.load(near, sampleRate: deviceRate) }
+        if let near { room.nearTalker = try AudioFileReader.monoSamples(path: near, sampleRate: deviceRate) }
         room.nearTalkerStartSeconds = nearStart
         return try SimulatedRoom(configuration: room)
     }
@@ -253,21 +253,6 @@ final class VoiceSource: @unchecked Sendable {
                 position += 1
             }
         }
-    }
-}
-
-enum AudioInput {
-    /// A file's audio, mono, converted to `sampleRate`.
-    static func load(_ path: String, sampleRate: Int) throws -> [Float] {
-        let reader = try AudioFileReader(path: path)
-        let samples = try reader.readAllMono()
-        guard reader.format.sampleRate != sampleRate else { return samples }
-        let resampler = try Resampler(inputRate: reader.format.sampleRate, outputRate: sampleRate, quality: 8)
-        var output = [Float](repeating: 0, count: resampler.maximumOutputFrames(inputFrames: samples.count))
-        let produced = samples.withUnsafeBufferPointer { input in
-            output.withUnsafeMutableBufferPointer { resampler.process(input: input, output: $0).outputFrames }
-        }
-        return Array(output[..<produced])
     }
 }
 
