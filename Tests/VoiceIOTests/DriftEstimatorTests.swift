@@ -40,4 +40,19 @@ import Testing
         }
         #expect(abs(try #require(drift.driftPPM) - 100) < 5)
     }
+
+    /// The first lock lands a millisecond off (a neighbouring arrival, as at 8 kHz voice) and settles after
+    /// three points: the step, under the jump limit, must not tilt the young line (through both sides, the line
+    /// stayed too uncertain to publish for the whole 4 s, and then read a drift of the wrong sign).
+    @Test func aSettlingFirstLockDoesNotTiltTheLine() throws {
+        let drift = DriftEstimator(sampleRate: 1000)
+        var found: Double?
+        for ms in stride(from: 0, through: 4_000, by: 10) {
+            let jitter = 0.02 * sin(Double(ms) * 0.0137)
+            let delay = 95.0 + 5e-5 * Double(ms) + jitter + (ms < 750 ? 0.95 : 0)
+            drift.process(delayFrames: delay, confidence: 1, atFrame: ms)
+            found = drift.driftPPM ?? found
+        }
+        #expect(abs(try #require(found) - -50) < 15, "found \(found ?? .nan) ppm for -50")
+    }
 }

@@ -28,12 +28,18 @@ public final class DriftEstimator {
     private static var minimumSpanSeconds: Double { 2.0 }
     private static var maximumUncertaintyPPM: Double { 25.0 }
     private static var jumpSeconds: Double { 0.002 }
+    /// Largest change between consecutive points of a line not yet trusted that is still drift: 0.25 s at
+    /// 1000 ppm moves the delay by 0.25 ms. A bigger step while the line is young is the delay estimator's first
+    /// lock settling on a neighbouring arrival (about a millisecond away, under `jumpSeconds`); a line through
+    /// both would read it as a steep drift of the wrong sign and keep it for its whole memory.
+    private static var settlingStepSeconds: Double { 0.0004 }
 
     private var lastPointFrame = Int.min / 2
     private var originSeconds: Double?
     private var firstSeconds = 0.0
     private var weight = 0.0, sumT = 0.0, sumD = 0.0, sumTT = 0.0, sumTD = 0.0, sumDD = 0.0
     private var pointCount = 0
+    private var lastDelaySeconds = 0.0
 
     /// `sampleRate`: frames per second of `atFrame` and the delays. `memorySeconds`: how long the line
     /// remembers (longer is steadier, shorter follows changes of drift faster).
@@ -54,7 +60,9 @@ public final class DriftEstimator {
         if originSeconds == nil { originSeconds = origin }
         let t = Double(frame) / rate - origin
         let d = delayFrames / rate
-        if pointCount >= 4, let predicted = predictedDelaySeconds(at: t), abs(d - predicted) > Self.jumpSeconds {
+        let settled = driftPPM == nil && pointCount > 0 && abs(d - lastDelaySeconds) > Self.settlingStepSeconds
+        lastDelaySeconds = d
+        if settled || pointCount >= 4 && predictedDelaySeconds(at: t).map({ abs(d - $0) > Self.jumpSeconds }) == true {
             restart()
             originSeconds = Double(frame) / rate
             addPoint(t: 0, d: d, decay: 1)
