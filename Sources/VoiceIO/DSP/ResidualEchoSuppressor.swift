@@ -103,7 +103,8 @@ public final class ResidualEchoSuppressor {
     private static var minimumCoherence: Float { 0.3 }
 
     /// `sampleRate`: frames per second (8000 ... 48000). `blockFrameCount`: frames per block (e.g. 10 ms).
-    /// `lateDelayBlocks`: the linear filter's length in blocks, where the late tail starts (0: no late tail).
+    /// `lateDelayBlocks`: the linear filter's length in blocks, where the late tail starts (at least one; the tail
+    /// stays off until `setLateTail` gives it energy).
     /// Not real-time safe.
     public init(sampleRate: Int, blockFrameCount: Int, lateDelayBlocks: Int = 0) {
         precondition(sampleRate > 0 && blockFrameCount > 1, "ResidualEchoSuppressor sizes must be positive")
