@@ -15,7 +15,10 @@ import VoiceIO
         let microphone = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 160)
         let reference = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 160)
         let output = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 160)
+        let taps = UnsafeMutableBufferPointer<Int32>.allocate(capacity: canceller.impulseResponseFrameCount)
+        var tailEstimator = EchoTailEstimator(sampleRate: 16000, blockFrameCount: 160)
         defer { [input, resampled].forEach { $0.deallocate() }; [microphone, reference, output].forEach { $0.deallocate() } }
+        defer { taps.deallocate() }
         let far = SyntheticAudio.speechLike(sampleRate: 48000, frameCount: 48000)
         var speechBlocks = 0
 
@@ -32,6 +35,10 @@ import VoiceIO
             _ = LevelMeter.measure(UnsafeBufferPointer(resampled))
             _ = LevelMeter.measure(UnsafeBufferPointer(output))
             _ = preprocessor.agcGainDB
+            if block % 25 == 0 {
+                canceller.impulseResponse(into: taps)
+                tailEstimator.update(taps: UnsafeBufferPointer(taps), scale: canceller.impulseResponseScale)
+            }
         }
         resampler.reset()
         canceller.reset()

@@ -93,4 +93,33 @@ struct EchoSceneProcessingTests {
         #expect(processor.divergenceResetCount >= 1)
 
     }
+
+    @Test("a room ringing four times longer than the filter (RT60 0.8 s): the late tail is suppressed, the near talker kept")
+    func suppressesTheTailPastTheFilter() throws {
+        let seconds = 12.0
+        let far = Self.fixture.speechLike(seconds: seconds, rms: 0.1, seed: 41)
+        var near = Self.fixture.speechLike(seconds: seconds, rms: 0.1, seed: 44)
+        for index in 0..<(7 * Self.rate) { near[index] = 0 }
+        // A dense diffuse tail: a reflection every millisecond for 900 ms, decaying 60 dB in 0.8 s.
+        var noise = EchoSceneFixture.Noise(state: 42)
+        let bulk = Self.rate / 20
+        var taps = [(offset: bulk, gain: Float(0.5))]
+        for millisecond in 2..<900 {
+            let decay = Float(exp(-6.9 * Double(millisecond) / 800))
+            taps.append((bulk + millisecond * Self.rate / 1000, 0.12 * decay * noise.next()))
+        }
+        let echo = EchoSceneFixture.convolve(far, taps: taps, gain: 1, count: far.count)
+        let microphone = Self.mix(echo, near, Self.fixture.noise(count: far.count, rms: 0.0003, seed: 43))
+        let (output, _) = try Self.process(microphone: microphone, far: far)
+        // The 200 ms filter alone leaves about 19 dB here (the tail past it); the late-tail model removes it.
+        let erle = Self.decibels(Self.power(microphone, from: 4, to: 7) / Self.power(output, from: 4, to: 7))
+        #expect(erle > 35, "ERLE \(erle) dB before the near talker starts")
+        var cross = 0.0, energy = 0.0
+        for index in (8 * Self.rate)..<far.count {
+            cross += Double(output[index] * near[index])
+            energy += Double(near[index] * near[index])
+        }
+        let gainDB = 20 * log10(max(abs(cross / energy), 1e-6))
+        #expect(gainDB > -4, "near talker gain \(gainDB) dB in double talk")
+    }
 }

@@ -45,6 +45,24 @@ public final class EchoCanceller {
         speex_echo_cancellation(state, microphone, reference, output)
     }
 
+    /// Taps `impulseResponse(into:)` writes: the filter length rounded up to whole blocks.
+    public var impulseResponseFrameCount: Int {
+        var size: Int32 = 0
+        speex_echo_ctl(state, SPEEX_ECHO_GET_IMPULSE_RESPONSE_SIZE, &size)
+        return Int(size)
+    }
+
+    /// What `impulseResponse(into:)`'s taps are multiplied by: 32767, and the window length (two blocks) since
+    /// speexdsp's inverse FFT is unnormalised.
+    public var impulseResponseScale: Float { 32767 * Float(2 * frameCount) }
+
+    /// Writes the filter's current impulse response, `impulseResponseFrameCount` taps multiplied by
+    /// `impulseResponseScale`, into `taps`. Costs one inverse FFT per filter block: call it at a low rate. Real-time safe.
+    public func impulseResponse(into taps: UnsafeMutableBufferPointer<Int32>) {
+        guard taps.count >= impulseResponseFrameCount, let base = taps.baseAddress else { return }
+        speex_echo_ctl(state, SPEEX_ECHO_GET_IMPULSE_RESPONSE, base)
+    }
+
     /// Forgets the learned echo path. Real-time safe.
     public func reset() { speex_echo_state_reset(state) }
 }

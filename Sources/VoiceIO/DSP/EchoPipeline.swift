@@ -44,6 +44,14 @@ public final class EchoPipeline: VoiceProcessor {
     private let echoEstimate: UnsafeMutableBufferPointer<Float>
     private var misadjustment = MisadjustmentMonitor()
     private var notch: DCNotch
+    private var tailEstimator: EchoTailEstimator
+    private let impulseResponse: UnsafeMutableBufferPointer<Int32>
+    private var blocksUntilTailUpdate = 0
+    /// How often the late tail is refitted to the filter's impulse response (an inverse FFT per filter block).
+    private static var tailUpdateSeconds: Double { 0.5 }
+    /// The late tail's decay per block and tap energy past the filter (see `EchoTailEstimator`).
+    public var lateTailDecayPerBlock: Float { tailEstimator.decayPerBlock }
+    public var lateTailEnergy: Float { tailEstimator.energyPastEnd }
 
     /// Energy of the microphone and of the linear filter's output summed over every block in which the far end
     /// played: running totals an observer differences over any span to get the filter's own ERLE.
@@ -69,7 +77,11 @@ public final class EchoPipeline: VoiceProcessor {
                                       filterLengthMilliseconds: settings.filterLengthMilliseconds,
                                       sampleRate: sampleRate)
         notch = DCNotch(sampleRate: sampleRate)
-        suppressor = ResidualEchoSuppressor(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
+        impulseResponse = .allocate(capacity: canceller.impulseResponseFrameCount)
+        impulseResponse.initialize(repeating: 0)
+        tailEstimator = EchoTailEstimator(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
+        suppressor = ResidualEchoSuppressor(sampleRate: sampleRate, blockFrameCount: blockFrameCount,
+                                            lateDelayBlocks: canceller.impulseResponseFrameCount / blockFrameCount)
         preprocessor = try Preprocessor(frameCount: blockFrameCount, sampleRate: sampleRate)
         preprocessor.isDenoiseEnabled = true
         preprocessor.noiseSuppressionDB = settings.isNoiseSuppressionEnabled ? settings.noiseSuppressionDB : 0
@@ -90,6 +102,7 @@ public final class EchoPipeline: VoiceProcessor {
     deinit {
         for block in [microphone, reference, cancelled] { block.deallocate() }
         for block in [error, echoEstimate] { block.deallocate() }
+        impulseResponse.deallocate()
     }
 
     /// Whether gain control runs on the next block. Real-time safe; set it on the processing thread.
@@ -129,6 +142,13 @@ public final class EchoPipeline: VoiceProcessor {
             divergenceResetCount += 1
             reset()
         }
+        if blocksUntilTailUpdate <= 0 {
+            blocksUntilTailUpdate = Int(Self.tailUpdateSeconds * Double(sampleRate)) / blockFrameCount
+            canceller.impulseResponse(into: impulseResponse)
+            tailEstimator.update(taps: UnsafeBufferPointer(impulseResponse), scale: canceller.impulseResponseScale)
+            suppressor.setLateTail(energyPastEnd: tailEstimator.energyPastEnd, decayPerBlock: tailEstimator.decayPerBlock)
+        }
+        blocksUntilTailUpdate -= 1
         suppressor.process(output: error, echoEstimate: UnsafeBufferPointer(echoEstimate),
                            reference: UnsafeBufferPointer(rebasing: echo[..<blockFrameCount]))
         SampleConversion.int16(from: UnsafeBufferPointer(error), into: cancelled)

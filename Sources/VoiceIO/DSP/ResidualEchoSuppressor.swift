@@ -20,6 +20,12 @@ import Foundation
 /// near talker nor let through while the filter catches up. They start pessimistic (ρ = γ = 1) so the time
 /// before the linear filter converges is suppressed.
 ///
+/// A room that rings longer than the linear filter leaves a late tail no ratio to the estimate follows (it comes
+/// from reference the filter no longer sees). Given the tail's energy past the filter's end and its decay
+/// (`setLateTail`, from an `EchoTailEstimator` fitted to the filter's impulse response) the suppressor adds
+/// Σⱼ energy·decayʲ·|X(n − D − j)|², D the filter's length in blocks, kept recursively, to the residual estimate;
+/// the ratios learn from what is left after it.
+///
 /// The gain is 1 − β·R/|E|², floored; β and the floor depend on the `DoubleTalkDetector`: firm in far-end
 /// single talk (β = 4, floor −40 dB), gentle while the near end talks (β = 1, floor −12 dB). Gains fall at
 /// once and recover over a few blocks. `ComfortNoise` fills what was removed at the output's noise floor.
@@ -66,6 +72,13 @@ public final class ResidualEchoSuppressor {
     private let coherenceSmoothing: Float
     /// Gains applied to the last block, the starting point of this block's recovery.
     private let gains: UnsafeMutablePointer<Float>
+    /// Reference power spectra of the last `lateDelayBlocks` blocks (a ring), and the late tail's recursive sum.
+    private let referencePowerHistory: UnsafeMutablePointer<Float>
+    private let lateSum: UnsafeMutablePointer<Float>
+    private let lateDelayBlocks: Int
+    private var lateHistoryIndex = 0
+    private var lateEnergy: Float = 0
+    private var lateDecay: Float = 0
     private let tailDecay: Float
     private let lowestDetectionBin: Int
     private let highestDetectionBin: Int
@@ -90,8 +103,10 @@ public final class ResidualEchoSuppressor {
     private static var minimumCoherence: Float { 0.3 }
 
     /// `sampleRate`: frames per second (8000 ... 48000). `blockFrameCount`: frames per block (e.g. 10 ms).
+    /// `lateDelayBlocks`: the linear filter's length in blocks, where the late tail starts (at least one; the tail
+    /// stays off until `setLateTail` gives it energy).
     /// Not real-time safe.
-    public init(sampleRate: Int, blockFrameCount: Int) {
+    public init(sampleRate: Int, blockFrameCount: Int, lateDelayBlocks: Int = 0) {
         precondition(sampleRate > 0 && blockFrameCount > 1, "ResidualEchoSuppressor sizes must be positive")
         self.sampleRate = sampleRate
         self.blockFrameCount = blockFrameCount
@@ -135,12 +150,16 @@ public final class ResidualEchoSuppressor {
         smoothedOutputPower = filled(binCount, 0)
         coherenceSmoothing = Float(exp(-Double(blockFrameCount) / (Self.coherenceSeconds * Double(sampleRate))))
         gains = filled(binCount, 1)
+        self.lateDelayBlocks = max(1, lateDelayBlocks)
+        referencePowerHistory = filled(self.lateDelayBlocks * binCount, 0)
+        lateSum = filled(binCount, 0)
     }
 
     deinit {
         for pointer in [window, outputHistory, estimateHistory, referenceHistory, frame, overlap, outputReal,
                         outputImaginary, spareReal, spareImaginary, outputPower, estimateTail, referenceTail,
-                        leakage, referenceCoupling, residualEcho, coherentEcho, crossReal, crossImaginary, estimatePower, smoothedOutputPower, gains] {
+                        leakage, referenceCoupling, residualEcho, coherentEcho, crossReal, crossImaginary, estimatePower, smoothedOutputPower, gains,
+                        referencePowerHistory, lateSum] {
             pointer.deallocate()
         }
     }
@@ -159,9 +178,13 @@ public final class ResidualEchoSuppressor {
 
         // Reference and echo estimate: power spectra with a reverberant tail.
         analyse(x, history: referenceHistory, real: spareReal, imaginary: spareImaginary)
+        let delayed = referencePowerHistory + lateHistoryIndex * binCount
+        lateHistoryIndex = (lateHistoryIndex + 1) % lateDelayBlocks
         for k in 0..<binCount {
             let p = spareReal[k] * spareReal[k] + spareImaginary[k] * spareImaginary[k]
             referenceTail[k] = max(p, tailDecay * referenceTail[k])
+            lateSum[k] = lateDecay * lateSum[k] + delayed[k]
+            delayed[k] = p
         }
         analyse(y, history: estimateHistory, real: spareReal, imaginary: spareImaginary)
         for k in 0..<binCount {
@@ -185,7 +208,9 @@ public final class ResidualEchoSuppressor {
         var residualSum: Float = 0, outputSum: Float = 0, noiseSum: Float = 0
         for k in 0..<binCount {
             let echoActive = farEndActive || estimateTail[k] > noise[k]
-            let residual = echoActive ? max(leakage[k] * estimateTail[k], referenceCoupling[k] * referenceTail[k]) : 0
+            let late = lateEnergy * lateSum[k]
+            let residual = echoActive || late > noise[k]
+                ? max(leakage[k] * estimateTail[k], referenceCoupling[k] * referenceTail[k]) + late : 0
             // The part of the output the estimate predicts linearly is echo the filter has not caught up with
             // (a louder or moved path): it counts at once, before the learned ratios follow.
             // Chance coherence of a near talker over so short an average is far below `minimumCoherence`.
@@ -211,7 +236,7 @@ public final class ResidualEchoSuppressor {
             let quiet = detector.framesSinceNearEnd > Self.learningQuietFrames
             let up = quiet ? Self.learningUp : Self.learningCreep
             for k in 0..<binCount {
-                let left = max(0, outputPower[k] - noise[k])
+                let left = max(0, outputPower[k] - noise[k] - lateEnergy * lateSum[k])
                 if estimateTail[k] > noise[k] {
                     let ratio = min(4, left / estimateTail[k], quiet ? 4 : 2 * leakage[k])
                     leakage[k] += (ratio < leakage[k] ? Self.learningDown : up) * (ratio - leakage[k])
@@ -255,6 +280,13 @@ public final class ResidualEchoSuppressor {
     public func forgetEchoCoupling() {
         leakage.update(repeating: 1, count: binCount)
         referenceCoupling.update(repeating: 1, count: binCount)
+    }
+
+    /// The late tail past the linear filter: tap energy of the first block beyond it and the energy fall per block
+    /// (`EchoTailEstimator`'s figures); zero energy turns it off. Real-time safe.
+    public func setLateTail(energyPastEnd: Float, decayPerBlock: Float) {
+        lateEnergy = energyPastEnd.isFinite ? max(0, energyPastEnd) : 0
+        lateDecay = decayPerBlock.isFinite ? min(max(decayPerBlock, 0), 0.999) : 0
     }
 
     /// Shifts `block` into the two-block `history` and transforms the windowed history.
