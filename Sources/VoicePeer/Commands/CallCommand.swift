@@ -26,7 +26,7 @@ struct CallCommand: ParsableCommand {
     var remote: String
     @Option(help: "Audio device: sim (simulated room) or alsa:NAME (an ALSA PCM, e.g. alsa:default; see voicepeer devices).")
     var device = "sim"
-    @Option(help: "Near-end talker for the simulated room (an audio file; not with alsa:).")
+    @Option(help: "Near-end talker for the simulated room (an audio file, repeated with a second's pause for the whole call; not with alsa:).")
     var talker: String?
     @Option(name: .customLong("talker-delay"), help: "Seconds of silence before the talker starts (simulated room).")
     var talkerDelay = 0.0
@@ -149,8 +149,10 @@ struct CallCommand: ParsableCommand {
         if let talker {
             let voice = try AudioInput.load(talker, sampleRate: room.sampleRate)
             guard !voice.isEmpty else { throw CommandFailure("\(talker): no audio") }
-            room.nearTalker = TalkerSchedule(voice: voice, sampleRate: room.sampleRate, turn: turn)
-                .samples(durationSeconds: duration ?? 0)
+            room.nearTalker = voice
+            room.nearTalkerRepetition = NearTalkerRepetition(
+                gapFrames: room.sampleRate, talkFrames: turn.map { Int($0.talkSeconds * Double(room.sampleRate)) } ?? 0,
+                pauseFrames: turn.map { Int($0.pauseSeconds * Double(room.sampleRate)) } ?? 0)
             room.nearTalkerStartSeconds = talkerDelay
         }
         return try SimulatedRoom(configuration: room)
