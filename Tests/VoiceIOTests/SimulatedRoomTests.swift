@@ -48,6 +48,33 @@ struct SimulatedRoomTests {
         #expect(abs(loss - 12) < 1, "echo return loss \(loss) dB")
     }
 
+    @Test("a repeated near talker plays its recording, gaps and talk turns from one copy",
+          arguments: [NearTalkerRepetition(gapFrames: 100), NearTalkerRepetition(gapFrames: 100, talkFrames: 700, pauseFrames: 250)])
+    func repeatedTalker(repetition: NearTalkerRepetition) throws {
+        let recording = (0..<1000).map { Float($0 + 1) / 1000 }
+        var configuration = SimulatedRoomConfiguration()
+        configuration.noiseDBFS = nil
+        configuration.echoReturnLossDB = 100
+        configuration.nearTalker = recording
+        configuration.nearTalkerRepetition = repetition
+        configuration.nearTalkerStartSeconds = 0.01
+        let room = try SimulatedRoom(configuration: configuration)
+        let microphone = try Self.capture(room, periods: 20) { _ in 0 }
+        // The same signal written out the long way: recording and gap repeated, cut into turns.
+        var stream: [Float] = []
+        while stream.count < microphone.count { stream += recording + [Float](repeating: 0, count: repetition.gapFrames) }
+        var expected = [Float](repeating: 0, count: 480)
+        var position = 0
+        while expected.count < microphone.count {
+            guard repetition.talkFrames > 0 else { expected += stream; break }
+            expected += stream[position..<(position + repetition.talkFrames)]
+            expected += [Float](repeating: 0, count: repetition.pauseFrames)
+            position += repetition.talkFrames
+        }
+        #expect(microphone.count == 20 * 480)
+        #expect(Array(expected.prefix(microphone.count)) == microphone)
+    }
+
     @Test("the real-time clock runs periods on its own thread and stops")
     func realTimeClock() throws {
         var configuration = SimulatedRoomConfiguration()

@@ -4,6 +4,8 @@ public enum CallDropReason: Hashable, Sendable, CustomStringConvertible {
     case wrongSource
     /// From the remote, but from an SSRC other than the one latched (and that one is not silent).
     case foreignSSRC
+    /// From the remote, from an SSRC not yet latched: it has not sent enough well-formed, well-ordered packets.
+    case sourceOnProbation
     /// Longer than the receive buffer.
     case oversized
     /// Too short to tell RTP from RTCP.
@@ -17,6 +19,7 @@ public enum CallDropReason: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .wrongSource: "wrong source"
         case .foreignSSRC: "foreign SSRC"
+        case .sourceOnProbation: "SSRC on probation"
         case .oversized: "oversized"
         case .runt: "runt"
         case .malformedRTP(let error): "RTP: \(error)"

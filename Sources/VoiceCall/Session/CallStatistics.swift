@@ -26,8 +26,9 @@ public struct CallStatistics: Sendable {
     public var roundTripMilliseconds: Double?
     public var rtcpSent = 0
     public var rtcpReceived = 0
-    /// New SSRCs accepted from the remote after the old one fell silent.
-    public var sourceRestarts = 0
+    /// New SSRCs latched from the remote after the old one fell silent (a sender restart, or a spoofer that
+    /// outlasted an outage: the address alone cannot tell them apart).
+    public var sourceTakeovers = 0
     /// Captured frames dropped because the encoder fell behind (the capture queue was full).
     public var captureOverflowFrames = 0
     /// The playout side, as last reported by the audio thread.

@@ -6,7 +6,7 @@ import VoiceIO
 /// report when due, publish statistics.
 ///
 /// Incoming datagrams pass, in order: the remote address and port → RTP/RTCP demultiplexing (RFC 5761) →
-/// bounds-checked parsing and the payload type → the latched SSRC (`SourceFilter`). Each refusal is counted
+/// bounds-checked parsing and the payload type → the latched SSRC (`SourceFilter`: probation, latch, takeover). Each refusal is counted
 /// by reason. Accepted RTP goes to the audio thread through `PlayoutPath.incoming`, stamped with its arrival
 /// on the 48 kHz clock. Owned by the network thread; it may allocate (RTCP reports), the audio thread never
 /// waits on it.
@@ -151,12 +151,14 @@ final class NetworkLoop {
         }
         let arrival = MonotonicClock.rtpTicks()
         let header = packet.header
-        switch filter.admit(ssrc: header.ssrc, arrivalTicks: arrival) {
+        switch filter.admit(header, payload: packet.payload, arrivalTicks: arrival) {
         case .foreign:
             return drop(.foreignSSRC)
+        case .probation:
+            return drop(.sourceOnProbation)
         case .accept(let isNewSource):
             if isNewSource {
-                if reception != nil { statistics.sourceRestarts += 1 }
+                if reception != nil { statistics.sourceTakeovers += 1 }
                 reception = RTPReceptionStatistics(ssrc: header.ssrc, sequenceNumber: header.sequenceNumber,
                                                    timestamp: header.timestamp, arrivalTicks: arrival)
                 statistics.remoteSSRC = header.ssrc

@@ -52,6 +52,12 @@ public final class EchoPipeline: VoiceProcessor {
     /// The late tail's decay per block and tap energy past the filter (see `EchoTailEstimator`).
     public var lateTailDecayPerBlock: Float { tailEstimator.decayPerBlock }
     public var lateTailEnergy: Float { tailEstimator.energyPastEnd }
+    private var isAGCRequested = false
+    /// Blocks since the reference last carried the far end (saturating).
+    private var blocksSinceFarEnd = Int.max / 2
+    /// Blocks after the far end falls silent that still count as echo for gain control: the echo tail the
+    /// filter covers.
+    private let echoTailBlockCount: Int
 
     /// Energy of the microphone and of the linear filter's output summed over every block in which the far end
     /// played: running totals an observer differences over any span to get the filter's own ERLE.
@@ -90,6 +96,7 @@ public final class EchoPipeline: VoiceProcessor {
         preprocessor.agcTargetLevel = Int(32768 * pow(10, settings.agcTargetDBFS / 20))
         preprocessor.agcMaxGainDB = settings.agcMaxGainDB
         preprocessor.isAGCEnabled = false
+        echoTailBlockCount = Int((settings.filterLengthMilliseconds * Double(sampleRate) / 1000 / Double(blockFrameCount)).rounded(.up))
         microphone = .allocate(capacity: blockFrameCount)
         reference = .allocate(capacity: blockFrameCount)
         cancelled = .allocate(capacity: blockFrameCount)
@@ -105,13 +112,16 @@ public final class EchoPipeline: VoiceProcessor {
         impulseResponse.deallocate()
     }
 
-    /// Whether gain control runs on the next block. Real-time safe; set it on the processing thread.
+    /// Whether gain control runs from the next block. While the far end plays (and for the echo tail after it)
+    /// and the near end is silent, it is frozen: what is left then is residual echo and comfort noise, which its
+    /// gain, learned on a quiet near talker, would lift by as much. Real-time safe; set it on the processing
+    /// thread.
     public var isAGCEnabled: Bool {
-        get { preprocessor.isAGCEnabled }
-        set { if newValue != preprocessor.isAGCEnabled { preprocessor.isAGCEnabled = newValue } }
+        get { isAGCRequested }
+        set { isAGCRequested = newValue }
     }
 
-    /// The gain the gain control applies now, in dB (0 while it is off). Real-time safe.
+    /// The gain the gain control applied to the last block, in dB (0 while it is off or frozen). Real-time safe.
     public var agcGainDB: Int { preprocessor.isAGCEnabled ? preprocessor.agcGainDB : 0 }
 
     /// Real-time safe.
@@ -152,6 +162,10 @@ public final class EchoPipeline: VoiceProcessor {
         suppressor.process(output: error, echoEstimate: UnsafeBufferPointer(echoEstimate),
                            reference: UnsafeBufferPointer(rebasing: echo[..<blockFrameCount]))
         SampleConversion.int16(from: UnsafeBufferPointer(error), into: cancelled)
+        blocksSinceFarEnd = farEndActive ? 0 : min(blocksSinceFarEnd + 1, Int.max / 2)
+        let echoOnly = blocksSinceFarEnd <= echoTailBlockCount && !suppressor.detector.nearEndActive
+        let agc = isAGCRequested && !echoOnly
+        if agc != preprocessor.isAGCEnabled { preprocessor.isAGCEnabled = agc }
         preprocessor.process(cancelledBase)
         SampleConversion.float(from: UnsafeBufferPointer(cancelled), into: output)
         return LevelMeter.measure(UnsafeBufferPointer(cancelled)).rmsDBFS > Self.voiceActivityThresholdDBFS

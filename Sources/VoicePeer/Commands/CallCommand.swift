@@ -24,9 +24,8 @@ struct CallCommand: ParsableCommand {
     var listen: String
     @Option(help: "Remote peer's HOST:PORT: the only source accepted and where our stream goes.")
     var remote: String
-    @Option(help: "Audio device: sim (simulated room) or alsa:NAME (an ALSA PCM, e.g. alsa:default; see voicepeer devices).")
-    var device = "sim"
-    @Option(help: "Near-end talker for the simulated room (an audio file; not with alsa:).")
+    @OptionGroup var audioDevice: DeviceOptions
+    @Option(help: "Near-end talker for the simulated room (an audio file, repeated with a second's pause for the whole call; not with alsa:).")
     var talker: String?
     @Option(name: .customLong("talker-delay"), help: "Seconds of silence before the talker starts (simulated room).")
     var talkerDelay = 0.0
@@ -69,11 +68,8 @@ struct CallCommand: ParsableCommand {
             throw ValidationError("--bitrate must be within \(OpusFormat.bitrateRange.lowerBound)–\(OpusFormat.bitrateRange.upperBound)")
         }
         if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
-        guard device == "sim" || (device.hasPrefix("alsa:") && device.count > 5) else {
-            throw ValidationError("--device must be sim or alsa:NAME")
-        }
-        if (talker != nil || talkTurn != nil || talkerDelay != 0) && device != "sim" {
-            throw ValidationError("--talker, --talk-turn and --talker-delay shape the simulated room's near-end voice; with \(device) the microphone talks")
+        if (talker != nil || talkTurn != nil || talkerDelay != 0) && audioDevice.isALSA {
+            throw ValidationError("--talker, --talk-turn and --talker-delay shape the simulated room's near-end voice; with \(audioDevice.device) the microphone talks")
         }
         guard talkerDelay >= 0 else { throw ValidationError("--talker-delay must not be negative") }
         if talkTurn != nil && turn == nil { throw ValidationError("--talk-turn takes TALK:PAUSE, two positive numbers of seconds") }
@@ -91,8 +87,7 @@ struct CallCommand: ParsableCommand {
             let session = try CallSession(listen: try SocketAddress.resolve(listen), configuration: configuration)
             if let sdp { try writeSDP(to: sdp, session: session) }
 
-            let baseDevice = try makeDevice()
-            let deviceConfiguration = try openedConfiguration(of: baseDevice)
+            let (baseDevice, deviceConfiguration) = try openDevice()
             let deviceRate = deviceConfiguration.sampleRate
             let micRecorder = try recordMic.map { path throws(AudioFileError) in try StreamRecorder(path: path, sampleRate: deviceRate) }
             let speakerRecorder = try recordSpeaker.map { path throws(AudioFileError) in try StreamRecorder(path: path, sampleRate: deviceRate) }
@@ -139,18 +134,29 @@ struct CallCommand: ParsableCommand {
         try CommandFailure.reporting { if let deviceFailure { throw CommandFailure("the call ended: \(deviceFailure)") } }
     }
 
-    private func makeDevice() throws -> any AudioDevice {
-        if device.hasPrefix("alsa:") {
-            ALSAError.silenceLibraryMessages()
-            return ALSADevice(name: String(device.dropFirst(5)))
+    /// The selected device, opened the way the unit will open it (to learn its rate before the recorders are
+    /// made), with the configuration it gave.
+    private func openDevice() throws -> (device: any AudioDevice, given: DeviceConfiguration) {
+        let settings = VoiceProcessingSettings()
+        if let alsa = try audioDevice.openALSADevice(sampleRate: settings.requestedDeviceRate,
+                                                     periodMilliseconds: settings.periodMilliseconds) {
+            return (alsa.device, alsa.given)
         }
+        let room = try makeRoom()
+        return (room, try room.open(requested: .request(sampleRate: settings.requestedDeviceRate,
+                                                        periodMilliseconds: settings.periodMilliseconds)))
+    }
+
+    private func makeRoom() throws -> SimulatedRoom {
         var room = SimulatedRoomConfiguration()
         room.clock = .realTime
         if let talker {
             let voice = try AudioFileReader.monoSamples(path: talker, sampleRate: room.sampleRate)
             guard !voice.isEmpty else { throw CommandFailure("\(talker): no audio") }
-            room.nearTalker = TalkerSchedule(voice: voice, sampleRate: room.sampleRate, turn: turn)
-                .samples(durationSeconds: duration ?? 0)
+            room.nearTalker = voice
+            room.nearTalkerRepetition = NearTalkerRepetition(
+                gapFrames: room.sampleRate, talkFrames: turn.map { Int($0.talkSeconds * Double(room.sampleRate)) } ?? 0,
+                pauseFrames: turn.map { Int($0.pauseSeconds * Double(room.sampleRate)) } ?? 0)
             room.nearTalkerStartSeconds = talkerDelay
         }
         return try SimulatedRoom(configuration: room)
@@ -161,16 +167,6 @@ struct CallCommand: ParsableCommand {
         guard let parts = talkTurn?.split(separator: ":"), parts.count == 2,
               let talk = Double(parts[0]), let pause = Double(parts[1]), talk > 0, pause > 0 else { return nil }
         return (talk, pause)
-    }
-
-    /// Opens `device` the way the unit will, to learn its rate before the recorders are made.
-    private func openedConfiguration(of device: any AudioDevice) throws -> DeviceConfiguration {
-        do {
-            return try device.open(requested: .request(sampleRate: VoiceProcessingSettings().requestedDeviceRate,
-                                                       periodMilliseconds: VoiceProcessingSettings().periodMilliseconds))
-        } catch {
-            throw CommandFailure("\(error)")
-        }
     }
 
     private func writeSDP(to path: String, session: CallSession) throws {

@@ -42,15 +42,17 @@ struct DeviceOptions: ParsableArguments {
 
     var isALSA: Bool { selection != .simulated }
 
-    /// The selected ALSA device, opened once at `sampleRate` so a missing, busy or unwilling PCM fails here with
-    /// alsa-lib's reason (the unit opens it again with its own request); nil for the simulated room.
-    /// Silences alsa-lib's own stderr messages: its errors come back in the thrown `ALSAError`. Not real-time safe.
-    func openALSADevice(sampleRate: Int) throws -> (device: ALSADevice, given: DeviceConfiguration)? {
+    /// The selected ALSA device, opened once at `sampleRate` with `periodMilliseconds` periods so a missing, busy
+    /// or unwilling PCM fails here with alsa-lib's reason (the unit opens it again with its own request); nil for
+    /// the simulated room. Silences alsa-lib's own stderr messages: its errors come back in the thrown
+    /// `ALSAError`. Not real-time safe.
+    func openALSADevice(sampleRate: Int, periodMilliseconds: Double = 10) throws
+        -> (device: ALSADevice, given: DeviceConfiguration)? {
         guard case .alsa(let playbackName, let captureName) = selection else { return nil }
         ALSAError.silenceLibraryMessages()
         let config = try alsaConfig.map { path throws(ALSAError) in try ALSAConfig(contentsOf: path) }
         let device = ALSADevice(playbackName: playbackName, captureName: captureName, config: config)
-        let given = try device.open(requested: .request(sampleRate: sampleRate))
+        let given = try device.open(requested: .request(sampleRate: sampleRate, periodMilliseconds: periodMilliseconds))
         return (device, given)
     }
 }

@@ -112,7 +112,7 @@ final class CallMonitor {
                      buffer.delayMilliseconds, buffer.targetDelayMilliseconds, buffer.concealed, buffer.fecRecovered,
                      buffer.late, buffer.duplicates, buffer.underruns, buffer.trimmed))
         let drops = call.dropped.map { "\($0.key) \($0.value)" }.sorted().joined(separator: ", ")
-        print("  dropped: \(call.droppedTotal)\(drops.isEmpty ? "" : " (\(drops))")")
+        print("  dropped: \(call.droppedTotal)\(drops.isEmpty ? "" : " (\(drops))"); SSRC takeovers \(call.sourceTakeovers)")
         for (bypassed, label) in [(false, "processing"), (true, "bypass")] {
             if let span = echoMeter?.span(bypassed: bypassed), let decibels = span.decibels {
                 print(String(format: "  ERLE with %@: %.1f dB over %.1f s of far-end echo alone (near talker silent, the room's ground truth)",

@@ -163,14 +163,17 @@ public final class SimulatedRoom: AudioDevice, @unchecked Sendable {
 
     private func addNearEndAndNoise() {
         let talker = configuration.nearTalker
+        let repetition = configuration.nearTalkerRepetition
         var components = RoomPeriodComponents()
         for index in 0..<periodFrames {
             let talkerFrame = frameTime + index - nearTalkerStartFrame
             var sample = capture[index]
             components.echoMeanSquare += sample * sample
-            if talkerFrame >= 0 && talkerFrame < talker.count {
-                sample += talker[talkerFrame]
-                components.nearTalkerMeanSquare += talker[talkerFrame] * talker[talkerFrame]
+            let recordingFrame = repetition.map { $0.recordingFrame(at: talkerFrame, recordingFrameCount: talker.count) }
+                ?? (talkerFrame >= 0 && talkerFrame < talker.count ? talkerFrame : nil)
+            if let recordingFrame {
+                sample += talker[recordingFrame]
+                components.nearTalkerMeanSquare += talker[recordingFrame] * talker[recordingFrame]
             }
             if noiseAmplitude > 0 { sample += noiseAmplitude * noise.nextGaussian() }
             capture[index] = sample

@@ -30,8 +30,10 @@ public struct SimulatedRoomConfiguration: Sendable {
     public var loudspeakerDrive: Float?
     /// Capture clock over playback clock minus one, in parts per million (the echo is resampled by it).
     public var driftPPM = 0.0
-    /// The near-end talker at `sampleRate` (converted by the caller), starting at `nearTalkerStartSeconds`.
+    /// The near-end talker at `sampleRate` (converted by the caller), starting at `nearTalkerStartSeconds`:
+    /// played once, or repeated for as long as the room runs with `nearTalkerRepetition`.
     public var nearTalker: [Float] = []
+    public var nearTalkerRepetition: NearTalkerRepetition?
     public var nearTalkerStartSeconds = 0.0
     /// White noise floor at the microphone, RMS in dBFS (nil: none).
     public var noiseDBFS: Double? = -65
