@@ -27,7 +27,7 @@ import Foundation
 /// the ratios learn from what is left after it.
 ///
 /// The gain is 1 − β·R/|E|², floored; β and the floor depend on the `DoubleTalkDetector`: firm in far-end
-/// single talk (β = 4, floor −40 dB), gentle while the near end talks (β = 1, floor −12 dB). Gains fall at
+/// single talk (β = 4, 8 once the near end has been quiet for half a second; floor −40 dB), gentle while the near end talks (β = 1, floor −12 dB). Gains fall at
 /// once and recover over a few blocks. `ComfortNoise` fills what was removed at the output's noise floor.
 ///
 /// Latency: one block (`latencyFrames`). `init` allocates; `process` and the properties are real-time safe.
@@ -84,6 +84,9 @@ public final class ResidualEchoSuppressor {
     private let highestDetectionBin: Int
 
     private static var singleTalkOverestimate: Float { 4 }
+    /// Used once the near talker has been quiet for `learningQuietFrames`: far-end single talk for sure, where a
+    /// missed word cannot be hurt, so peaks of the residual (clipping harmonics, a filter slipping) are taken firmly.
+    private static var quietOverestimate: Float { 8 }
     private static var doubleTalkOverestimate: Float { 1 }
     private static var singleTalkFloor: Float { 0.01 }
     private static var doubleTalkFloor: Float { 0.25 }
@@ -248,7 +251,8 @@ public final class ResidualEchoSuppressor {
             }
         }
 
-        let overestimate = nearEnd ? Self.doubleTalkOverestimate : Self.singleTalkOverestimate
+        let overestimate = nearEnd ? Self.doubleTalkOverestimate
+            : detector.framesSinceNearEnd > Self.learningQuietFrames ? Self.quietOverestimate : Self.singleTalkOverestimate
         let floor = nearEnd ? Self.doubleTalkFloor : Self.singleTalkFloor
         var keptSum: Float = 0, inputSum: Float = 0
         for k in 0..<binCount {
