@@ -27,8 +27,8 @@ import Foundation
 /// the ratios learn from what is left after it.
 ///
 /// The gain is 1 − β·R/|E|², floored; β and the floor depend on the `DoubleTalkDetector`: firm in far-end
-/// single talk (β = 4, 8 once the near end has been quiet for half a second; floor −40 dB), gentle while the near end talks (β = 1, floor −12 dB). Gains fall at
-/// once and recover over a few blocks. `ComfortNoise` fills what was removed at the output's noise floor.
+/// single talk (β = 4, 8 once the near end has been quiet for half a second; floor −40 dB), gentle while the
+/// near end talks (β = 1, floor −12 dB). Gains fall at once and recover over a few blocks. `ComfortNoise` fills what was removed at the output's noise floor.
 ///
 /// Latency: one block (`latencyFrames`). `init` allocates; `process` and the properties are real-time safe.
 public final class ResidualEchoSuppressor {
