@@ -5,8 +5,9 @@
  *                  [--stage resample|aec|full]
  *
  * Per 10 ms device period: both signals down-converted to the voice rate (speex resampler, quality 5), then per
- * 10 ms voice block: float -> int16, speex_echo_cancellation (MDF), speex_preprocess_run (denoise -15 dB, residual
- * echo suppression -40/-15 dB linked to the canceller, no AGC), int16 -> float. `--stage` stops after the
+ * 10 ms voice block: float -> int16, speex_echo_cancellation (MDF), speex_preprocess_run (denoise -15 dB; not
+ * linked to the canceller, as in VoiceIO, whose own suppressor replaces speex's residual echo suppression; no
+ * AGC), int16 -> float. `--stage` stops after the
  * resampler or after the canceller, to price each stage. No delay alignment, no suppression of our own.
  *
  * Prints one line: `cpu_seconds T audio_seconds S`, T being the thread CPU time of the processing loop (file
@@ -105,12 +106,9 @@ int main(int argc, char **argv) {
     SpeexPreprocessState *preprocess = speex_preprocess_state_init(block, voice_rate);
     if (!echo || !preprocess) fail("speex state init failed", NULL);
     speex_echo_ctl(echo, SPEEX_ECHO_SET_SAMPLING_RATE, &voice_rate);
-    int on = 1, off = 0, noise_db = -15, echo_db = -40, echo_active_db = -15;
-    speex_preprocess_ctl(preprocess, SPEEX_PREPROCESS_SET_ECHO_STATE, echo);
+    int on = 1, off = 0, noise_db = -15;
     speex_preprocess_ctl(preprocess, SPEEX_PREPROCESS_SET_DENOISE, &on);
     speex_preprocess_ctl(preprocess, SPEEX_PREPROCESS_SET_NOISE_SUPPRESS, &noise_db);
-    speex_preprocess_ctl(preprocess, SPEEX_PREPROCESS_SET_ECHO_SUPPRESS, &echo_db);
-    speex_preprocess_ctl(preprocess, SPEEX_PREPROCESS_SET_ECHO_SUPPRESS_ACTIVE, &echo_active_db);
     speex_preprocess_ctl(preprocess, SPEEX_PREPROCESS_SET_AGC, &off);
 
     /* FIFOs of converted audio: a period yields at most period * voice / device + 2 frames. */

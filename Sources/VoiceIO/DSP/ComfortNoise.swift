@@ -58,8 +58,7 @@ public final class ComfortNoise {
     }
 
     /// Adds noise to a spectrum whose bins were scaled by `gains` (0 ... 1): each bin gets the floor's
-    /// amplitude times √(1 − g²). `amplitudeScale` converts power units to the spectrum's amplitude units
-    /// (1 when the powers were |X|² of the same spectrum). Real-time safe.
+    /// amplitude times √(1 − g²) (the powers are |X|² of the same spectrum). Real-time safe.
     public func add(toReal real: UnsafeMutablePointer<Float>, imaginary: UnsafeMutablePointer<Float>,
                     gains: UnsafePointer<Float>) {
         for k in 0..<binCount {

@@ -8,10 +8,6 @@ public struct EchoPipelineSettings: Sendable, Hashable {
     public var isNoiseSuppressionEnabled = true
     /// Maximum noise attenuation in dB (negative).
     public var noiseSuppressionDB = -15
-    /// Maximum residual echo attenuation while only the far end talks, in dB (negative).
-    public var echoSuppressionDB = -40
-    /// Maximum residual echo attenuation during double talk, in dB (negative).
-    public var echoSuppressionActiveDB = -15
     /// Level the gain control steers speech towards, in dBFS (RMS).
     public var agcTargetDBFS: Double = -18
     /// Most gain the gain control may add, in dB.
@@ -91,8 +87,6 @@ public final class EchoPipeline: VoiceProcessor {
         preprocessor = try Preprocessor(frameCount: blockFrameCount, sampleRate: sampleRate)
         preprocessor.isDenoiseEnabled = true
         preprocessor.noiseSuppressionDB = settings.isNoiseSuppressionEnabled ? settings.noiseSuppressionDB : 0
-        preprocessor.echoSuppressionDB = settings.echoSuppressionDB
-        preprocessor.echoSuppressionActiveDB = settings.echoSuppressionActiveDB
         preprocessor.agcTargetLevel = Int(32768 * pow(10, settings.agcTargetDBFS / 20))
         preprocessor.agcMaxGainDB = settings.agcMaxGainDB
         preprocessor.isAGCEnabled = false
