@@ -55,10 +55,9 @@ public final class EchoPipeline: VoiceProcessor {
     /// filter covers.
     private let echoTailBlockCount: Int
 
-    /// Energy of the microphone and of the linear filter's output summed over every block in which the far end
-    /// played: running totals an observer differences over any span to get the filter's own ERLE.
-    public private(set) var farEndMicrophoneEnergy: Double = 0
-    public private(set) var farEndErrorEnergy: Double = 0
+    /// The linear filter's own echo return loss enhancement (microphone over filter output), counted on the
+    /// blocks in which the far end played: an observer differences its spans over any stretch it likes.
+    public let linearERLE: ERLEMeter
     /// Power the residual echo suppressor removed from the last block, in dB (0 = untouched, negative).
     public var suppressionDB: Float { suppressor.suppressionDecibels }
     /// Whether the near talker spoke over the far end in the last block.
@@ -74,6 +73,7 @@ public final class EchoPipeline: VoiceProcessor {
     public init(sampleRate: Int, blockFrameCount: Int, settings: EchoPipelineSettings = .init()) throws(SpeexError) {
         self.sampleRate = sampleRate
         self.blockFrameCount = blockFrameCount
+        linearERLE = ERLEMeter(windowSeconds: Double(blockFrameCount) / Double(sampleRate))
         self.settings = settings
         canceller = try EchoCanceller(frameCount: blockFrameCount,
                                       filterLengthMilliseconds: settings.filterLengthMilliseconds,
@@ -137,10 +137,9 @@ public final class EchoPipeline: VoiceProcessor {
             referencePower += echo[index] * echo[index]
         }
         let farEndActive = referencePower > 1e-8 * Float(blockFrameCount)
-        if farEndActive {
-            farEndMicrophoneEnergy += Double(microphonePower)
-            farEndErrorEnergy += Double(errorPower)
-        }
+        let blockFrames = Float(blockFrameCount)
+        linearERLE.add(microphoneMeanSquare: microphonePower / blockFrames, processedMeanSquare: errorPower / blockFrames,
+                       gate: farEndActive ? .echo : .quietReference, bypassed: false)
         if misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),
                                  farEndActive: farEndActive) {
             divergenceResetCount += 1

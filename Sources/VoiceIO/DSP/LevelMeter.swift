@@ -1,7 +1,7 @@
 import Foundation
 
 /// The level of one block: RMS and peak in dB relative to full scale (1.0 for Float, 32768 for Int16).
-public struct Level: Sendable, Equatable {
+public struct Level: Sendable, Equatable, Codable {
     /// What silence (and anything quieter) reads as.
     public static let floorDBFS: Float = -120
     public static let silence = Level(rmsDBFS: floorDBFS, peakDBFS: floorDBFS)

@@ -32,12 +32,11 @@ final class CaptureChain {
     private let crossfadeBlock: UnsafeMutableBufferPointer<Float>
     /// The stage the last block used (nil before the first block, which needs no cross-fade).
     private var wasBypassed: Bool?
-    private var microphonePower: Float = 0
-    private var processedPower: Float = 0
 
-    /// Smoothed echo return loss enhancement while the reference is active and the pipeline finds no double
-    /// talk, in dB.
-    private(set) var erleDB: Float = 0
+    /// Echo return loss enhancement per block, gated on an active reference and (processing on) no double talk.
+    let erle: ERLEMeter
+    /// The smoothed ERLE (about half a second), in dB.
+    var erleDB: Float { erle.liveDecibels }
     /// Whether the last block had near-end voice (the stage's decision, gated by the echo estimate).
     private(set) var isNearVoiceActive = false
     /// Level of the processed voice over the last period.
@@ -61,6 +60,7 @@ final class CaptureChain {
         referenceConverter = try RateConverter(inputRate: deviceRate, outputRate: voiceRate,
                                                maximumInputFrames: maximumPeriodFrames)
         pipeline = try EchoPipeline(sampleRate: voiceRate, blockFrameCount: blockFrameCount, settings: settings)
+        erle = ERLEMeter(windowSeconds: Double(blockFrameCount) / Double(voiceRate))
         passThrough = PassThroughProcessor(blockFrameCount: blockFrameCount)
         aligner = EchoAligner(sampleRate: voiceRate, maximumBlockFrames: blockFrameCount,
                               initialDelayFrames: initialDelayFrames * voiceRate / deviceRate)
@@ -166,7 +166,10 @@ final class CaptureChain {
             wasBypassed = bypass
         }
         // Double talk is not echo: the near voice is meant to stay, and would pass for unremoved echo.
-        if bypass || !pipeline.isDoubleTalk { updateERLE(referencePower: referencePower, microphone: microphone) }
+        let gate: ERLEMeter.Gate = referencePower <= ERLEMeter.minimumEchoMeanSquare ? .quietReference
+            : !bypass && pipeline.isDoubleTalk ? .doubleTalk : .echo
+        erle.add(microphoneMeanSquare: meanSquare(microphone), processedMeanSquare: meanSquare(UnsafeBufferPointer(processedBlock)),
+                 gate: gate, bypassed: bypass)
         blockCount += 1
         if !bypass {
             doubleTalkBlockCount += pipeline.isDoubleTalk ? 1 : 0
@@ -179,14 +182,6 @@ final class CaptureChain {
 
     /// ERLE above which voice in the processed signal is taken for the near talker while the speaker plays.
     static let nearActivityMinimumERLEDB: Float = 10
-
-    private func updateERLE(referencePower: Float, microphone: UnsafeBufferPointer<Float>) {
-        guard referencePower > 1e-6 else { return }  // reference below -60 dBFS: nothing to measure
-        let smoothing: Float = 0.95
-        microphonePower = smoothing * microphonePower + meanSquare(microphone)
-        processedPower = smoothing * processedPower + meanSquare(UnsafeBufferPointer(processedBlock))
-        erleDB = 10 * log10(max(microphonePower, 1e-12) / max(processedPower, 1e-12))
-    }
 
     private func meanSquare(_ block: UnsafeBufferPointer<Float>) -> Float {
         var sum: Float = 0

@@ -1,5 +1,5 @@
 /// What the echo canceller knew over one span of an offline run (see `OfflineVoiceProcessor.trace`).
-public struct EchoTracePoint: Sendable, Hashable {
+public struct EchoTracePoint: Sendable, Hashable, Codable {
     /// End of the span, in seconds from the start of the recording.
     public var endSeconds: Double
     /// Bulk delay applied to the reference at the end of the span, in milliseconds.
@@ -16,4 +16,10 @@ public struct EchoTracePoint: Sendable, Hashable {
     public var suppressionDB: Double
     /// Fraction of the span's blocks judged double talk, 0 ... 1.
     public var doubleTalkFraction: Double
+
+    enum CodingKeys: String, CodingKey {
+        case endSeconds = "t_s", delayMilliseconds = "delay_ms", arrivalMilliseconds = "arrival_ms"
+        case driftPPM = "drift_ppm", erleDB = "erle_db", linearERLEDB = "linear_erle_db"
+        case suppressionDB = "suppression_db", doubleTalkFraction = "double_talk_fraction"
+    }
 }

@@ -40,6 +40,8 @@ public final class OfflineVoiceProcessor {
 
     /// Smoothed ERLE at the end of the last run, in dB.
     public var erleDB: Float { chain.erleDB }
+    /// The stage's ERLE over every run so far: the blocks counted (reference active, no double talk) and skipped.
+    public var erle: ERLEReport { chain.erle.report }
     /// Bulk delay applied to the reference at the end of the last run, in milliseconds.
     public var delayMilliseconds: Float { chain.delayMilliseconds }
     /// Whether the delay was estimated (false: no reliable correlation peak was found).
@@ -83,8 +85,7 @@ public final class OfflineVoiceProcessor {
         var dropped = 0
         trace = []
         var spanStart = (blocks: chain.blockCount, doubleTalk: chain.doubleTalkBlockCount,
-                         suppression: chain.suppressionSumDB, microphone: chain.pipeline.farEndMicrophoneEnergy,
-                         error: chain.pipeline.farEndErrorEnergy)
+                         suppression: chain.suppressionSumDB, linear: chain.pipeline.linearERLE.report.processing)
         let spanFrames = max(Int(traceIntervalSeconds * Double(deviceRate)), periodFrames)
         while producedCount < expected + latency {
             for index in 0..<periodFrames {
@@ -108,18 +109,16 @@ public final class OfflineVoiceProcessor {
             if start % spanFrames < periodFrames {
                 let blocks = max(chain.blockCount - spanStart.blocks, 1)
                 let toMilliseconds = 1000 / Double(voiceFormat.sampleRate)
-                let microphoneEnergy = chain.pipeline.farEndMicrophoneEnergy - spanStart.microphone
-                let errorEnergy = chain.pipeline.farEndErrorEnergy - spanStart.error
+                let linear = chain.pipeline.linearERLE.report.processing
                 trace.append(EchoTracePoint(
                     endSeconds: Double(start) / Double(deviceRate),
                     delayMilliseconds: chain.aligner.delayFrames * toMilliseconds,
                     arrivalMilliseconds: chain.aligner.arrivalFrames.map { $0 * toMilliseconds },
                     driftPPM: chain.aligner.driftPPM, erleDB: Double(chain.erleDB),
-                    linearERLEDB: microphoneEnergy > 0 ? 10 * log10(microphoneEnergy / max(errorEnergy, 1e-20)) : 0,
+                    linearERLEDB: linear.since(spanStart.linear).decibels ?? 0,
                     suppressionDB: (chain.suppressionSumDB - spanStart.suppression) / Double(blocks),
                     doubleTalkFraction: Double(chain.doubleTalkBlockCount - spanStart.doubleTalk) / Double(blocks)))
-                spanStart = (chain.blockCount, chain.doubleTalkBlockCount, chain.suppressionSumDB,
-                             chain.pipeline.farEndMicrophoneEnergy, chain.pipeline.farEndErrorEnergy)
+                spanStart = (chain.blockCount, chain.doubleTalkBlockCount, chain.suppressionSumDB, linear)
             }
         }
     }

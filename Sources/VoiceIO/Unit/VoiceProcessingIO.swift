@@ -256,7 +256,7 @@ public final class VoiceProcessingIO: @unchecked Sendable {
     public func waitForListeners() { listeners.drain() }
 
     /// What the unit measured so far. Safe from any thread while running.
-    public var statistics: VoiceProcessingStatistics { statisticsStore.snapshot(timing: device.timing) }
+    public var statistics: VoiceProcessingStatistics { statisticsStore.snapshot(timing: device.timing, erle: captureChain.erle) }
 
     /// Processed voice latency added by rate conversion, in voice-rate frames.
     public var conversionLatencyFrames: Int { captureChain.latencyFrames }
@@ -292,7 +292,6 @@ public final class VoiceProcessingIO: @unchecked Sendable {
         StatisticsStore.store(captureChain.processedLevel, rms: store.processedRMS, peak: store.processedPeak)
         StatisticsStore.store(playbackChain.farLevel, rms: store.farRMS, peak: store.farPeak)
         StatisticsStore.store(playbackChain.otherLevel, rms: store.otherRMS, peak: store.otherPeak)
-        store.erleDB.store(captureChain.erleDB)
         store.delayMilliseconds.store(captureChain.delayMilliseconds)
         store.isDelayEstimated.store(captureChain.aligner.realignmentCount > 0, ordering: .relaxed)
         let arrivalFrames = captureChain.aligner.arrivalFrames ?? 0

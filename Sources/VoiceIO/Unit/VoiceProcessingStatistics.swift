@@ -1,10 +1,14 @@
 import Synchronization
 
 /// What the unit measured, as of the last device period. A snapshot; read it from any thread while running.
-public struct VoiceProcessingStatistics: Sendable, Equatable {
+public struct VoiceProcessingStatistics: Sendable, Equatable, Codable {
     /// Echo return loss enhancement: microphone power over processed power while the reference is active, in dB,
     /// smoothed over about half a second. Near 0 in bypass; drops during double talk.
     public var erleDB: Float
+    /// ERLE counted over the blocks where it means echo reduction (reference active, and with processing on no
+    /// double talk), processing on and bypassed apart, with the blocks skipped by reason; `erleDB` is its live
+    /// estimate.
+    public var erle: ERLEReport
     /// Bulk delay applied to the echo reference, in milliseconds.
     public var delayMilliseconds: Float
     /// Whether the delay comes from an estimate (false: still the device's reported latency).
@@ -37,7 +41,6 @@ public struct VoiceProcessingStatistics: Sendable, Equatable {
 
 /// The real-time thread's side of the statistics: relaxed atomics, written once per period.
 final class StatisticsStore: Sendable {
-    let erleDB = AtomicFloat(0)
     let delayMilliseconds = AtomicFloat(0)
     let isDelayEstimated = Atomic<Bool>(false)
     let measuredDelayMilliseconds = AtomicFloat(0)
@@ -56,9 +59,9 @@ final class StatisticsStore: Sendable {
         peak.store(level.peakDBFS)
     }
 
-    func snapshot(timing: DeviceTiming) -> VoiceProcessingStatistics {
+    func snapshot(timing: DeviceTiming, erle: ERLEMeter) -> VoiceProcessingStatistics {
         VoiceProcessingStatistics(
-            erleDB: erleDB.load(), delayMilliseconds: delayMilliseconds.load(),
+            erleDB: erle.liveDecibels, erle: erle.report, delayMilliseconds: delayMilliseconds.load(),
             isDelayEstimated: isDelayEstimated.load(ordering: .relaxed),
             measuredDelayMilliseconds: measuredDelayMilliseconds.load(), driftPPM: timing.driftPPM,
             microphone: Level(rmsDBFS: microphoneRMS.load(), peakDBFS: microphonePeak.load()),

@@ -51,32 +51,9 @@ struct ProcessCommand: ParsableCommand {
             let cpuSeconds = Double(clock() - cpuStart) / Double(CLOCKS_PER_SEC)
             writer.close()
             if let stats {
-                func number(_ value: Double?, _ digits: Int = 2) -> String {
-                    guard let value, value.isFinite else { return "null" }
-                    return String(format: "%.\(digits)f", value)
-                }
-                let trace = processor.trace.map { point in
-                    "{\"t_s\": \(number(point.endSeconds)), \"delay_ms\": \(number(point.delayMilliseconds)), " +
-                    "\"arrival_ms\": \(number(point.arrivalMilliseconds)), \"drift_ppm\": \(number(point.driftPPM, 1)), " +
-                    "\"erle_db\": \(number(point.erleDB)), \"linear_erle_db\": \(number(point.linearERLEDB)), " +
-                    "\"suppression_db\": \(number(point.suppressionDB)), " +
-                    "\"double_talk_fraction\": \(number(point.doubleTalkFraction, 3))}"
-                }
-                let json = """
-                {"voice_rate": \(voiceRate), "device_rate": \(micReader.format.sampleRate), \
-                "frames": \(writer.framesWritten), "bypass": \(bypass), "agc": \(!noAGC), "ns": \(!noNS), \
-                "erle_db": \(number(Double(processor.erleDB))), \
-                "delay_ms": \(number(Double(processor.delayMilliseconds))), \
-                "delay_estimated": \(processor.isDelayEstimated), "drift_ppm": \(number(processor.driftPPM, 1)), \
-                "double_talk_fraction": \(number(processor.doubleTalkFraction, 3)), \
-                "realignments": \(processor.realignmentCount), "divergence_resets": \(processor.divergenceResetCount), \
-                "cpu_seconds": \(number(cpuSeconds, 3)), \
-                "trace": [
-                \(trace.joined(separator: ",\n"))
-                ]}
-
-                """
-                try TextFile.write(json, to: stats)
+                let report = OfflineProcessingReport(processor: processor, frames: writer.framesWritten,
+                                                     isNoiseSuppressionEnabled: !noNS, cpuSeconds: cpuSeconds)
+                try TextFile.write(try ReportJSON.encode(report), to: stats)
             }
         }
     }

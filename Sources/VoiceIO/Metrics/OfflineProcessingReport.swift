@@ -1,0 +1,52 @@
+/// What one offline run (`OfflineVoiceProcessor`, `voicepeer process --stats`) measured: its settings, the echo
+/// canceller's state at the end, the ERLE over the run (gated, with what it skipped), the CPU it took, and the
+/// trace over time. Written as JSON with `ReportJSON` (the keys `voicepeer process --stats` has always written).
+public struct OfflineProcessingReport: Sendable, Hashable, Codable {
+    public var voiceRate: Int
+    public var deviceRate: Int
+    /// Processed frames written, at the voice rate.
+    public var frames: Int
+    public var bypass: Bool
+    public var agc: Bool
+    public var ns: Bool
+    /// Smoothed ERLE at the end of the run, in dB.
+    public var erleDB: Double
+    /// ERLE over the whole run: counted and skipped blocks.
+    public var erle: ERLEReport
+    public var delayMilliseconds: Double
+    public var delayEstimated: Bool
+    public var driftPPM: Double?
+    public var doubleTalkFraction: Double
+    public var realignments: Int
+    public var divergenceResets: Int
+    /// CPU time of the processing loop, in seconds.
+    public var cpuSeconds: Double
+    public var trace: [EchoTracePoint]
+
+    enum CodingKeys: String, CodingKey {
+        case voiceRate = "voice_rate", deviceRate = "device_rate", frames, bypass, agc, ns, erleDB = "erle_db", erle
+        case delayMilliseconds = "delay_ms", delayEstimated = "delay_estimated", driftPPM = "drift_ppm"
+        case doubleTalkFraction = "double_talk_fraction", realignments, divergenceResets = "divergence_resets"
+        case cpuSeconds = "cpu_seconds", trace
+    }
+
+    /// Reads what `processor` knows after a run. Not real-time safe.
+    public init(processor: OfflineVoiceProcessor, frames: Int, isNoiseSuppressionEnabled: Bool, cpuSeconds: Double) {
+        voiceRate = processor.voiceFormat.sampleRate
+        deviceRate = processor.deviceRate
+        self.frames = frames
+        bypass = processor.bypass
+        agc = processor.enableAGC
+        ns = isNoiseSuppressionEnabled
+        erleDB = Double(processor.erleDB)
+        erle = processor.erle
+        delayMilliseconds = Double(processor.delayMilliseconds)
+        delayEstimated = processor.isDelayEstimated
+        driftPPM = processor.driftPPM
+        doubleTalkFraction = processor.doubleTalkFraction
+        realignments = processor.realignmentCount
+        divergenceResets = processor.divergenceResetCount
+        self.cpuSeconds = cpuSeconds
+        trace = processor.trace
+    }
+}
