@@ -1,6 +1,6 @@
 /// What a jitter buffer has seen and done. Counts run from creation (a sender restart does not clear them).
 /// Plain values: copy it off the audio thread through an SPSC ring or read it on the thread that owns the buffer.
-public struct JitterBufferStatistics: Sendable, Hashable, BitwiseCopyable {
+public struct JitterBufferStatistics: Sendable, Hashable, BitwiseCopyable, Codable {
     /// Audio held now (packets waiting plus decoded frames not yet played), in milliseconds.
     public var delayMilliseconds: Double = 0
     /// The delay the buffer aims for, following the measured jitter, in milliseconds.

@@ -28,3 +28,38 @@ public enum CallDropReason: Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension CallDropReason: CaseIterable, CodingKeyRepresentable, Codable {
+    public static var allCases: [CallDropReason] {
+        [.wrongSource, .foreignSSRC, .sourceOnProbation, .oversized, .runt, .queueFull]
+            + RTPParseError.allCases.map { .malformedRTP($0) } + RTCPParseError.allCases.map { .malformedRTCP($0) }
+    }
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// A reason's key in a report: its description.
+    public var codingKey: any CodingKey { Key(stringValue: description) }
+
+    public init?<Other: CodingKey>(codingKey: Other) {
+        guard let reason = Self.allCases.first(where: { $0.description == codingKey.stringValue }) else { return nil }
+        self = reason
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let reason = Self(codingKey: Key(stringValue: text)) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown drop reason \(text)"))
+        }
+        self = reason
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}

@@ -1,5 +1,5 @@
 /// What a call session has sent, received and dropped, as last published by its network thread.
-public struct CallStatistics: Sendable {
+public struct CallStatistics: Sendable, Hashable, Codable {
     public var localSSRC: UInt32 = 0
     /// The remote stream being played, once latched.
     public var remoteSSRC: UInt32?

@@ -3,18 +3,12 @@ import Foundation
 import VoiceCall
 import VoiceIO
 
-/// `voicepeer call`: a talk-back call over RTP/Opus between this peer's voice unit and a remote peer.
-///
-/// ```
-/// device ─► [raw mic tap ─► --record-mic] ─► VoiceProcessingIO ─► input callback ─► CallSession.sendCaptured ─► network
-///    ▲                                             ▲               └─► --record
-///    └─ [speaker tap ─► --record-speaker] ◄────────┴── render callback ◄─ CallSession.renderReceived ◄─ network
-///                                                                      └─► --record-far
-/// ```
-/// The main thread only watches: keys (`b` toggles bypass, `q` quits), SIGUSR1 (toggles bypass), SIGINT/SIGTERM
-/// (stop), the status line and the final summary. The summary gives, for the microphone and loudspeaker
-/// recordings, the monotonic-clock time of their first frame, so that `voicepeer compare` can put two peers'
-/// recordings on one time base (mouth-to-ear latency).
+/// `voicepeer call`: a talk-back call over RTP/Opus between this peer's voice unit and a remote peer, held by a
+/// `CallEndpoint` (the unit, the session, the recordings and the meters). This command parses the flags, opens
+/// the device and runs the terminal: keys (`b` toggles bypass, `q` quits), SIGUSR1 (toggles bypass),
+/// SIGINT/SIGTERM (stop), the status line and the final summary, and writes the `--report`. The summary gives,
+/// for the microphone and loudspeaker recordings, the monotonic-clock time of their first frame, so that
+/// `voicepeer compare` can put two peers' recordings on one time base (mouth-to-ear latency).
 struct CallCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "call",
@@ -55,6 +49,8 @@ struct CallCommand: ParsableCommand {
     var sdp: String?
     @Option(help: "Stop after this many seconds (default: until Ctrl-C or SIGTERM).")
     var duration: Double?
+    @Option(help: "Write the call's report (statistics, ERLE, latency, E-model R and MOS) as JSON to this file at its end.")
+    var report: String?
 
     func validate() throws {
         if remote.hasSuffix(":0") { throw ValidationError("--remote needs a port other than 0") }
@@ -84,67 +80,42 @@ struct CallCommand: ParsableCommand {
             configuration.bitsPerSecond = bitrate
             configuration.inbandFEC = fec
             configuration.dtx = dtx
-            let session = try CallSession(listen: try SocketAddress.resolve(listen), configuration: configuration)
-            if let sdp { try writeSDP(to: sdp, session: session) }
-
-            let (baseDevice, deviceConfiguration) = try openDevice()
-            let deviceRate = deviceConfiguration.sampleRate
-            let micRecorder = try recordMic.map { path throws(AudioFileError) in try StreamRecorder(path: path, sampleRate: deviceRate) }
-            let speakerRecorder = try recordSpeaker.map { path throws(AudioFileError) in try StreamRecorder(path: path, sampleRate: deviceRate) }
-            let device: any AudioDevice = micRecorder == nil && speakerRecorder == nil ? baseDevice
-                : TapDevice(baseDevice, capture: micRecorder.map { recorder in { recorder.append($0) } },
-                            playback: speakerRecorder.map { recorder in { recorder.append($0) } })
-            let unit = try VoiceProcessingIO(device: device, voiceFormat: try StreamFormat.voice(sampleRate: voiceRate))
-            unit.bypassVoiceProcessing = bypass
-            let sentRecorder = try record.map { path throws(AudioFileError) in try StreamRecorder(path: path, sampleRate: voiceRate) }
-            let farRecorder = try recordFar.map { path throws(AudioFileError) in try StreamRecorder(path: path, sampleRate: voiceRate) }
-            let room = baseDevice as? SimulatedRoom
-            let echoMeter = room.map { _ in EchoReductionMeter() }
-            let bridge = UnitBridge(unit: unit, session: session, sent: sentRecorder, far: farRecorder, room: room,
-                                    echoMeter: echoMeter)
-            bridge.connect()
-
-            try session.start()
-            try unit.start()
-            print("call: \(session.localAddress) ⇄ \(configuration.remote), \(device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(voiceRate) Hz, Opus \(configuration.codecRate) Hz \(frameMilliseconds) ms \(bitrate) bit/s\(fec ? " FEC" : "")\(dtx ? " DTX" : ""), lookahead \(String(format: "%.1f", Double(session.encoderLookaheadFrameCount) * 1000 / Double(configuration.codecRate))) ms, unit capture latency: conversion \(String(format: "%.1f", Double(unit.conversionLatencyFrames) * 1000 / Double(voiceRate))) ms, processing \(String(format: "%.1f", Double(unit.processingLatencyFrames) * 1000 / Double(voiceRate))) ms")
+            let baseDevice = try openDevice()
+            let endpoint = try CallEndpoint(
+                device: baseDevice, listen: try SocketAddress.resolve(listen), configuration: configuration,
+                recordings: CallRecordingPaths(sent: record, microphone: recordMic, farEnd: recordFar,
+                                               loudspeaker: recordSpeaker))
+            if let sdp { try writeSDP(to: sdp, session: endpoint.session) }
+            if let report { try TextFile.write("", to: report) }  // a bad path fails before the call, not after
+            endpoint.unit.bypassVoiceProcessing = bypass
+            try endpoint.start()
+            let unit = endpoint.unit, session = endpoint.session, latency = endpoint.latency
+            print("call: \(session.localAddress) ⇄ \(configuration.remote), \(endpoint.device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(voiceRate) Hz, Opus \(configuration.codecRate) Hz \(frameMilliseconds) ms \(bitrate) bit/s\(fec ? " FEC" : "")\(dtx ? " DTX" : ""), lookahead \(String(format: "%.1f", latency.encoderLookaheadMilliseconds)) ms, unit capture latency: conversion \(String(format: "%.1f", latency.conversionMilliseconds)) ms, processing \(String(format: "%.1f", latency.processingMilliseconds)) ms")
             fflush(nil)
-            let monitor = CallMonitor(unit: unit, session: session, echoMeter: echoMeter,
-                                      eventsPath: record.map { $0 + ".events" })
+            let monitor = CallMonitor(endpoint: endpoint)
             let reason = monitor.run(duration: duration)
-            let timing = device.timing
-            unit.stop()
-            session.stop()
+            endpoint.stop()
             if case .deviceFailed(let failure) = reason { deviceFailure = failure }
-            let periodFrames = unit.deviceConfiguration.periodFrames
-            let recordings = [
-                CallRecording(role: "microphone", recorder: micRecorder,
-                              deviceOffsetFrames: -(periodFrames + timing.captureDelayFrames)),
-                CallRecording(role: "loudspeaker", recorder: speakerRecorder,
-                              deviceOffsetFrames: timing.playbackDelayFrames - periodFrames),
-                CallRecording(role: "sent", recorder: sentRecorder),
-                CallRecording(role: "far end", recorder: farRecorder),
-            ].compactMap { $0 }
-            for recording in recordings { recording.recorder.close() }
-            monitor.printSummary(reason: reason, recordings: recordings)
-            let roomTime = room.map { String(format: ", room simulation %.1f ms", Double($0.simulationNanoseconds) / 1e6) } ?? ""
-            print(String(format: "  audio thread time: call playout (jitter buffer, Opus decoding) %.1f ms%@",
-                         Double(session.playoutNanoseconds) / 1e6, roomTime))
+            var callReport = endpoint.report(stopReason: reason.description)
+            if let room = baseDevice as? SimulatedRoom {
+                callReport.roomSimulationMilliseconds = Double(room.simulationNanoseconds) / 1e6
+            }
+            monitor.printSummary(callReport)
+            if let report { try TextFile.write(try ReportJSON.encode(callReport), to: report) }
         }
         // After the summary: the recordings are closed and complete; the exit says the call did not end normally.
         try CommandFailure.reporting { if let deviceFailure { throw CommandFailure("the call ended: \(deviceFailure)") } }
     }
 
-    /// The selected device, opened the way the unit will open it (to learn its rate before the recorders are
-    /// made), with the configuration it gave.
-    private func openDevice() throws -> (device: any AudioDevice, given: DeviceConfiguration) {
+    /// The selected device (an ALSA device is opened once here so that a missing or busy PCM fails with alsa-lib's
+    /// reason before anything else).
+    private func openDevice() throws -> any AudioDevice {
         let settings = VoiceProcessingSettings()
         if let alsa = try audioDevice.openALSADevice(sampleRate: settings.requestedDeviceRate,
                                                      periodMilliseconds: settings.periodMilliseconds) {
-            return (alsa.device, alsa.given)
+            return alsa.device
         }
-        let room = try makeRoom()
-        return (room, try room.open(requested: .request(sampleRate: settings.requestedDeviceRate,
-                                                        periodMilliseconds: settings.periodMilliseconds)))
+        return try makeRoom()
     }
 
     private func makeRoom() throws -> SimulatedRoom {
@@ -176,59 +147,5 @@ struct CallCommand: ParsableCommand {
             format: try OpusFormat(sampleRate: session.configuration.codecRate, frameDurationMilliseconds: frameMilliseconds),
             bitsPerSecond: bitrate, inbandFEC: fec, dtx: dtx, sessionID: UInt64(Date().timeIntervalSince1970))
         try TextFile.write(description.text, to: path)
-    }
-}
-
-/// Joins the unit's callbacks to the call session, the recorders and, in a simulated room, the echo reduction
-/// meter (fed the room's ground truth for each period); everything here runs on the real-time thread and is
-/// real-time safe (the scratch buffer is allocated up front).
-final class UnitBridge: @unchecked Sendable {
-    private let unit: VoiceProcessingIO
-    private let session: CallSession
-    private let sent: StreamRecorder?
-    private let far: StreamRecorder?
-    private let room: SimulatedRoom?
-    private let echoMeter: EchoReductionMeter?
-    private let scratch: UnsafeMutableBufferPointer<Float>
-
-    init(unit: VoiceProcessingIO, session: CallSession, sent: StreamRecorder?, far: StreamRecorder?,
-         room: SimulatedRoom?, echoMeter: EchoReductionMeter?) {
-        self.unit = unit
-        self.session = session
-        self.sent = sent
-        self.far = far
-        self.room = room
-        self.echoMeter = echoMeter
-        scratch = .allocate(capacity: 2048)
-        scratch.initialize(repeating: 0)
-    }
-
-    deinit { scratch.deallocate() }
-
-    func connect() {
-        unit.setRenderCallback { [unowned self] frames in
-            guard case .float32(let buffer) = frames else { return }
-            session.renderReceived(into: buffer)
-            far?.append(UnsafeBufferPointer(buffer))
-        }
-        unit.setInputCallback { [unowned self] _ in
-            var sumOfSquares: Float = 0
-            var frameCount = 0
-            while true {
-                let count = unit.readInput(into: .float32(scratch))
-                guard count > 0 else { break }
-                let frames = UnsafeBufferPointer(rebasing: scratch[..<count])
-                session.sendCaptured(frames)
-                sent?.append(frames)
-                if echoMeter != nil { for sample in frames { sumOfSquares += sample * sample } }
-                frameCount += count
-            }
-            // The room exchanges this period right now: its components are this period's.
-            if let echoMeter, let room {
-                echoMeter.add(room.periodComponents,
-                              processedMeanSquare: frameCount > 0 ? sumOfSquares / Float(frameCount) : nil,
-                              bypassed: unit.bypassVoiceProcessing)
-            }
-        }
     }
 }

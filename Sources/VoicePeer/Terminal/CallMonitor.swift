@@ -2,8 +2,9 @@ import Foundation
 import VoiceCall
 import VoiceIO
 
-/// The main thread of `voicepeer call`: reads keys (raw terminal) and signals, toggles bypass, shows the status
-/// line on a terminal or logs a plain line every few seconds otherwise, and prints the summary.
+/// The main thread of `voicepeer call`: reads keys (raw terminal) and signals, toggles the endpoint's bypass,
+/// shows the status line on a terminal or logs a plain line every few seconds otherwise, and prints the summary
+/// from the call's report.
 final class CallMonitor {
     enum StopReason: CustomStringConvertible {
         case duration, key, signal(Int32)
@@ -20,25 +21,14 @@ final class CallMonitor {
         }
     }
 
-    private let unit: VoiceProcessingIO
-    private let session: CallSession
-    private let echoMeter: EchoReductionMeter?
-    private let eventsPath: String?
+    private let endpoint: CallEndpoint
     private let signals = SignalWatcher()
-    private let start = Date()
-    private var toggleCount = 0
-    /// The unit's live ERLE estimate sampled while the far end was audible, per bypass state.
-    private var erleSamples: [Bool: [Float]] = [false: [], true: []]
 
-    init(unit: VoiceProcessingIO, session: CallSession, echoMeter: EchoReductionMeter?, eventsPath: String?) {
-        self.unit = unit
-        self.session = session
-        self.echoMeter = echoMeter
-        self.eventsPath = eventsPath
-        if let eventsPath { _ = FileManager.default.createFile(atPath: eventsPath, contents: nil) }
+    init(endpoint: CallEndpoint) {
+        self.endpoint = endpoint
     }
 
-    private var seconds: Double { Date().timeIntervalSince(start) }
+    private var seconds: Double { endpoint.elapsedSeconds }
 
     /// Runs until `duration`, `q`, SIGINT/SIGTERM/SIGHUP, or the device failing.
     func run(duration: Double?) -> StopReason {
@@ -50,7 +40,7 @@ final class CallMonitor {
         var lastLog = 0.0
         while true {
             if let number = signals.stopSignal { return finishLine(.signal(number), isStatusTerminal) }
-            if let failure = unit.device.failure { return finishLine(.deviceFailed("\(failure)"), isStatusTerminal) }
+            if let failure = endpoint.device.failure { return finishLine(.deviceFailed("\(failure)"), isStatusTerminal) }
             if let duration, seconds >= duration { return finishLine(.duration, isStatusTerminal) }
             while handledSignals < signals.userSignalCount {
                 handledSignals += 1
@@ -62,12 +52,9 @@ final class CallMonitor {
             } else if terminal == nil {
                 usleep(100_000)
             }
-            let unitStatistics = unit.statistics
-            if unitStatistics.farEnd.rmsDBFS > -50 {
-                erleSamples[unit.bypassVoiceProcessing, default: []].append(unitStatistics.erleDB)
-            }
-            let line = CallStatusLine.text(seconds: seconds, unit: unitStatistics, call: session.statistics,
-                                           bypass: unit.bypassVoiceProcessing)
+            let statistics = endpoint.statistics
+            let line = CallStatusLine.text(seconds: seconds, unit: statistics.unit, call: statistics.call,
+                                           bypass: endpoint.bypass)
             if isStatusTerminal {
                 CallStatusLine.show(line)
             } else if seconds - lastLog >= 5 {
@@ -84,25 +71,16 @@ final class CallMonitor {
     }
 
     private func toggle(by source: String, _ isStatusTerminal: Bool) {
-        unit.bypassVoiceProcessing.toggle()
-        toggleCount += 1
-        let state = unit.bypassVoiceProcessing ? "on" : "off"
-        let when = seconds
+        let when = endpoint.toggleBypass(source: source)
         if isStatusTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
-        print(String(format: "%.3f s: bypass %@ (%@)", when, state, source))
+        print(String(format: "%.3f s: bypass %@ (%@)", when, endpoint.bypass ? "on" : "off", source))
         fflush(nil)
-        if let eventsPath, let handle = FileHandle(forWritingAtPath: eventsPath) {
-            handle.seekToEndOfFile()
-            handle.write(Data(String(format: "%.3f\tbypass %@\t%@\n", when, state, source).utf8))
-            try? handle.close()
-        }
     }
 
-    func printSummary(reason: StopReason, recordings: [CallRecording]) {
-        let call = session.statistics
-        let unitStatistics = unit.statistics
-        print(String(format: "call ended after %.1f s (%@); bypass toggled %d times, now %@", seconds,
-                     reason.description, toggleCount, unit.bypassVoiceProcessing ? "on" : "off"))
+    func printSummary(_ report: CallReport) {
+        let call = report.call
+        print(String(format: "call ended after %.1f s (%@); bypass toggled %d times, now %@", report.seconds,
+                     report.stopReason ?? "running", report.bypassToggles, report.bypass ? "on" : "off"))
         print("  sent: \(call.packetsSent) packets, \(call.payloadBytesSent) payload bytes, \(call.framesSkippedByDTX) DTX frames, \(call.sendErrors) send errors, \(call.rtcpSent) RTCP")
         print(String(format: "  received: %d packets, lost %lld, jitter %.1f ms, %d RTCP, RTT %@", call.packetsReceived,
                      call.packetsLost, call.jitterMilliseconds, call.rtcpReceived,
@@ -114,26 +92,34 @@ final class CallMonitor {
         let drops = call.dropped.map { "\($0.key) \($0.value)" }.sorted().joined(separator: ", ")
         print("  dropped: \(call.droppedTotal)\(drops.isEmpty ? "" : " (\(drops))"); SSRC takeovers \(call.sourceTakeovers)")
         for (bypassed, label) in [(false, "processing"), (true, "bypass")] {
-            if let span = echoMeter?.span(bypassed: bypassed), let decibels = span.decibels {
+            if let span = report.echoGroundTruth?.span(bypassed: bypassed), let decibels = span.decibels {
                 print(String(format: "  ERLE with %@: %.1f dB over %.1f s of far-end echo alone (near talker silent, the room's ground truth)",
-                             label, decibels, Double(span.periodCount) * unit.deviceConfiguration.periodMilliseconds / 1000))
+                             label, decibels, span.seconds))
             }
-            let samples = erleSamples[bypassed] ?? []
-            guard !samples.isEmpty else { continue }
-            let sorted = samples.sorted()
-            print(String(format: "  unit's live ERLE estimate with %@: median %.1f dB over %.1f s of far-end voice", label,
-                         sorted[sorted.count / 2], Double(samples.count) / 10))
+            let unitSpan = report.unit.erle.span(bypassed: bypassed)
+            guard let decibels = unitSpan.decibels else { continue }
+            print(String(format: "  unit's own ERLE estimate with %@: %.1f dB over %.1f s of far-end voice", label,
+                         decibels, unitSpan.seconds))
         }
-        print(String(format: "  unit: ERLE %.1f dB now, echo delay %.1f ms, xruns %d", unitStatistics.erleDB,
-                     unitStatistics.delayMilliseconds, unitStatistics.deviceXrunCount))
-        for recording in recordings {
-            let recorder = recording.recorder
+        let skipped = report.unit.erle.skipped
+        print(String(format: "  unit: ERLE %.1f dB now, echo delay %.1f ms, xruns %d; ERLE windows skipped: %d quiet far end, %d double talk",
+                     report.unit.erleDB, report.unit.delayMilliseconds, report.unit.deviceXrunCount,
+                     skipped.quietReference, skipped.doubleTalk))
+        let latency = report.latency
+        print(String(format: "  quality: E-model R %.1f, MOS %.2f (mouth-to-ear %.0f ms%@, loss %.2f %%)",
+                     report.quality.rFactor, report.quality.meanOpinionScore, latency.mouthToEarMilliseconds,
+                     latency.networkOneWayMilliseconds == nil ? ", network unknown" : "",
+                     report.quality.model.packetLossPercent))
+        for recording in report.recordings {
             let clock = recording.firstFrameSeconds.map { String(format: "; frame 0 at %.6f s monotonic", $0) } ?? ""
-            print(String(format: "  recorded %@ %@: %.1f s (%d frames) at %d Hz%@%@", recording.role, recorder.path,
-                         Double(recorder.framesWritten) / Double(recorder.sampleRate), recorder.framesWritten,
-                         recorder.sampleRate,
-                         recorder.droppedFrameCount > 0 ? " (\(recorder.droppedFrameCount) frames dropped)" : "", clock))
+            print(String(format: "  recorded %@ %@: %.1f s (%d frames) at %d Hz%@%@", recording.role, recording.path,
+                         Double(recording.frames) / Double(recording.sampleRate), recording.frames,
+                         recording.sampleRate,
+                         recording.droppedFrames > 0 ? " (\(recording.droppedFrames) frames dropped)" : "", clock))
         }
-        if let eventsPath { print("  bypass events: \(eventsPath)") }
+        if let events = report.bypassEvents { print("  bypass events: \(events)") }
+        let roomTime = report.roomSimulationMilliseconds.map { String(format: ", room simulation %.1f ms", $0) } ?? ""
+        print(String(format: "  audio thread time: call playout (jitter buffer, Opus decoding) %.1f ms%@",
+                     report.playoutMilliseconds, roomTime))
     }
 }
