@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import VoiceCall
+import VoiceIO
 
 /// `netimpair flood`: strangers at a peer's listening port: from several addresses of 127.0.0.0/8 (ports of
 /// their own), half well-formed Opus RTP of a loud tone with their own SSRCs, half random bytes (some
@@ -10,6 +11,15 @@ struct FloodCommand: ParsableCommand {
 
     @Option(help: "The port under attack, HOST:PORT within 127.0.0.0/8.") var target: String
     @Option(help: "Datagrams per second (all sources together).") var rate = 20000.0
+    @Flag(help: "Print the counts as one JSON object (sent, toneRTP, garbage, seconds, sendErrors).") var json = false
+
+    struct Counts: Codable {
+        var sent: Int
+        var toneRTP: Int
+        var garbage: Int
+        var seconds: Double
+        var sendErrors: Int
+    }
     @Option(help: "Stop after this many seconds.") var seconds = 10.0
     @Option(help: "Stop after this many datagrams.") var count = 2_000_000
     @Option(help: "Source addresses 127.0.0.1 … 127.0.0.N (those that can be bound).") var sources = 3
@@ -56,6 +66,11 @@ struct FloodCommand: ParsableCommand {
             }
         }
         let elapsed = Clock.seconds() - startSeconds
+        if json {
+            print(try ReportJSON.encode(Counts(sent: sent[0] + sent[1], toneRTP: sent[0], garbage: sent[1], seconds: elapsed,
+                                               sendErrors: errors)), terminator: "")
+            return
+        }
         print(String(format: "flood: sent=%d (tone RTP %d, garbage %d) in %.2f s = %.0f/s, send errors %d, monotonic %.3f–%.3f s",
                      sent[0] + sent[1], sent[0], sent[1], elapsed, Double(sent[0] + sent[1]) / elapsed, errors,
                      startSeconds, startSeconds + elapsed))

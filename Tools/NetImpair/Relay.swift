@@ -10,7 +10,7 @@ final class Relay {
     }
 
     /// What one direction saw and did.
-    struct DirectionCounts {
+    struct DirectionCounts: Codable {
         var received = 0
         var forwarded = 0
         var lostRandom = 0
@@ -146,6 +146,26 @@ final class Relay {
         injected[kind] += 1
         guard byteCount > 0 else { return }
         do { try socketB.send(UnsafeRawBufferPointer(rebasing: scratch[..<byteCount]), to: peerB) } catch { injectErrors += 1 }
+    }
+
+    /// What `--report` writes.
+    struct Report: Codable {
+        var aToB: DirectionCounts
+        var bToA: DirectionCounts
+        /// Injected toward B from its trusted address: all, and foreign-SSRC copies, tone RTP, garbage.
+        var injected: Int
+        var injectedForeignSSRC: Int
+        var injectedToneRTP: Int
+        var injectedGarbage: Int
+        var injectErrors: Int
+        /// Datagrams from neither peer, ignored.
+        var strangers: Int
+    }
+
+    var report: Report {
+        Report(aToB: countsAB, bToA: countsBA, injected: injected.reduce(0, +), injectedForeignSSRC: injected[0],
+               injectedToneRTP: injected[1], injectedGarbage: injected[2], injectErrors: injectErrors,
+               strangers: strangers)
     }
 
     func summary() -> [String] {

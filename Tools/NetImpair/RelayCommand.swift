@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import VoiceCall
+import VoiceIO
 
 /// `netimpair relay`: forwards between two call peers through two sockets of its own (each peer's --remote is
 /// one of them), impairing both directions alike, with an optional outage (everything lost) and an optional
@@ -35,6 +36,7 @@ struct RelayCommand: ParsableCommand {
     @Option(name: .customLong("inject-at"), help: "Injection start, seconds after the relay starts.") var injectAt = 0.0
     @Option(name: .customLong("inject-seconds")) var injectSeconds = 0.0
     @Option var seed: UInt64 = 1
+    @Option(help: "Also write the counts as JSON to this file when done.") var report: String?
 
     func validate() throws {
         for (name, value) in [("loss", lossPercent), ("burst-start", burstStartPercent), ("burst-end", burstEndPercent),
@@ -65,5 +67,6 @@ struct RelayCommand: ParsableCommand {
         let injection = injectRate > 0 ? injectAt..<(injectAt + injectSeconds) : nil
         relay.run(seconds: seconds, outage: outage, injection: injection, injectRate: injectRate)
         for line in relay.summary() { print(line) }
+        if let report { try ReportJSON.encode(relay.report).write(toFile: report, atomically: true, encoding: .utf8) }
     }
 }

@@ -11,6 +11,13 @@ struct ToneCommand: ParsableCommand {
     @Option(help: "The tone's frequency.") var hertz = ForeignPackets.toneHertz
     @Option(name: .customLong("min-dbfs"), help: "Ignore windows quieter than this.") var minimumDBFS = -40.0
     @Option(help: "A window is the tone's when at least this share of its power is at the tone.") var share = 0.5
+    @Flag(help: "Print the counts as one JSON object (toneWindows, loudWindows, maximumShare).") var json = false
+
+    struct Counts: Codable {
+        var toneWindows: Int
+        var loudWindows: Int
+        var maximumShare: Double
+    }
 
     func run() throws {
         let reader = try AudioFileReader(path: file)
@@ -28,6 +35,10 @@ struct ToneCommand: ParsableCommand {
             let toneShare = Self.goertzelPower(window, hertz: hertz, rate: rate) / energy
             strongest = max(strongest, toneShare)
             if toneShare >= share { tonal += 1 }
+        }
+        if json {
+            print(try ReportJSON.encode(Counts(toneWindows: tonal, loudWindows: loud, maximumShare: strongest)), terminator: "")
+            return
         }
         print(String(format: "tone: %@ tone_windows=%d loud_windows=%d max_share=%.2f (%.0f Hz, 20 ms windows)",
                      file, tonal, loud, strongest, hertz))

@@ -51,6 +51,8 @@ struct CallCommand: ParsableCommand {
     var duration: Double?
     @Option(help: "Write the call's report (statistics, ERLE, latency, E-model R and MOS) as JSON to this file at its end.")
     var report: String?
+    @Option(name: .customLong("report-interval"), help: "Also rewrite the --report every this many seconds during the call (stopReason null until it ends).")
+    var reportInterval: Double?
 
     func validate() throws {
         if remote.hasSuffix(":0") { throw ValidationError("--remote needs a port other than 0") }
@@ -64,6 +66,10 @@ struct CallCommand: ParsableCommand {
             throw ValidationError("--bitrate must be within \(OpusFormat.bitrateRange.lowerBound)–\(OpusFormat.bitrateRange.upperBound)")
         }
         if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
+        if let reportInterval {
+            guard report != nil else { throw ValidationError("--report-interval needs --report") }
+            try FlagRange(flag: "--report-interval", range: 0.1...86_400).check(reportInterval)
+        }
         if (talker != nil || talkTurn != nil || talkerDelay != 0) && audioDevice.isALSA {
             throw ValidationError("--talker, --talk-turn and --talker-delay shape the simulated room's near-end voice; with \(audioDevice.device) the microphone talks")
         }
@@ -93,7 +99,9 @@ struct CallCommand: ParsableCommand {
             print("call: \(session.localAddress) ⇄ \(configuration.remote), \(endpoint.device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(voiceRate) Hz, Opus \(configuration.codecRate) Hz \(frameMilliseconds) ms \(bitrate) bit/s\(fec ? " FEC" : "")\(dtx ? " DTX" : ""), lookahead \(String(format: "%.1f", latency.encoderLookaheadMilliseconds)) ms, unit capture latency: conversion \(String(format: "%.1f", latency.conversionMilliseconds)) ms, processing \(String(format: "%.1f", latency.processingMilliseconds)) ms")
             fflush(nil)
             let monitor = CallMonitor(endpoint: endpoint)
-            let reason = monitor.run(duration: duration)
+            let reason = monitor.run(duration: duration, every: reportInterval.map { interval in
+                (interval, { try? writeReport(endpoint.report()) })
+            })
             endpoint.stop()
             if case .deviceFailed(let failure) = reason { deviceFailure = failure }
             var callReport = endpoint.report(stopReason: reason.description)
@@ -101,10 +109,19 @@ struct CallCommand: ParsableCommand {
                 callReport.roomSimulationMilliseconds = Double(room.simulationNanoseconds) / 1e6
             }
             monitor.printSummary(callReport)
-            if let report { try TextFile.write(try ReportJSON.encode(callReport), to: report) }
+            try writeReport(callReport)
         }
         // After the summary: the recordings are closed and complete; the exit says the call did not end normally.
         try CommandFailure.reporting { if let deviceFailure { throw CommandFailure("the call ended: \(deviceFailure)") } }
+    }
+
+    /// Writes `callReport` to `--report` whole: a reader never sees half of it (written beside it, then renamed).
+    private func writeReport(_ callReport: CallReport) throws {
+        guard let report else { return }
+        try TextFile.write(try ReportJSON.encode(callReport), to: report + ".partial")
+        guard rename(report + ".partial", report) == 0 else {
+            throw CommandFailure("cannot write \(report): \(String(cString: strerror(errno)))")
+        }
     }
 
     /// The selected device (an ALSA device is opened once here so that a missing or busy PCM fails with alsa-lib's

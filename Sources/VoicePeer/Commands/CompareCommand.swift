@@ -29,6 +29,16 @@ struct CompareCommand: ParsableCommand {
     var referenceStartSeconds: Double?
     @Option(name: .customLong("test-start"), help: "When the test's frame 0 happened, on the same clock.")
     var testStartSeconds: Double?
+    @Flag(help: "Print the result as one JSON object (keys lagMilliseconds, correlation, testRMSDBFS, delayMilliseconds).")
+    var json = false
+
+    /// The result, as `--json` prints it.
+    struct Comparison: Codable {
+        var lagMilliseconds: Double
+        var correlation: Double
+        var testRMSDBFS: Double
+        var delayMilliseconds: Double?
+    }
 
     func validate() throws {
         try FlagRange(flag: "--max-lag-ms", range: 0...60_000).check(maxLagMilliseconds)
@@ -58,12 +68,18 @@ struct CompareCommand: ParsableCommand {
             }
             let lagMilliseconds = Double(result.lagFrames - start) * 1000 / Double(rate)
             let level = received.withUnsafeBufferPointer { LevelMeter.measure($0).rmsDBFS }
-            var line = String(format: "lag_ms=%.1f correlation=%.3f test_rms_dbfs=%.1f", lagMilliseconds, result.correlation, level)
+            var comparison = Comparison(lagMilliseconds: lagMilliseconds, correlation: Double(result.correlation),
+                                        testRMSDBFS: Double(level))
             if let referenceStartSeconds, let testStartSeconds {
                 // The same sound is at reference frame i and test frame i + lag: its delay on the common clock.
-                let delayMilliseconds = lagMilliseconds + (testStartSeconds - referenceStartSeconds) * 1000
-                line += String(format: " delay_ms=%.1f", delayMilliseconds)
+                comparison.delayMilliseconds = lagMilliseconds + (testStartSeconds - referenceStartSeconds) * 1000
             }
+            if json {
+                print(try ReportJSON.encode(comparison), terminator: "")
+                return
+            }
+            var line = String(format: "lag_ms=%.1f correlation=%.3f test_rms_dbfs=%.1f", lagMilliseconds, result.correlation, level)
+            if let delay = comparison.delayMilliseconds { line += String(format: " delay_ms=%.1f", delay) }
             print(line)
         }
     }

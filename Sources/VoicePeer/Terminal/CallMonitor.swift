@@ -30,14 +30,16 @@ final class CallMonitor {
 
     private var seconds: Double { endpoint.elapsedSeconds }
 
-    /// Runs until `duration`, `q`, SIGINT/SIGTERM/SIGHUP, or the device failing.
-    func run(duration: Double?) -> StopReason {
+    /// Runs until `duration`, `q`, SIGINT/SIGTERM/SIGHUP, or the device failing; calls `every.action` every
+    /// `every.seconds`.
+    func run(duration: Double?, every: (seconds: Double, action: () -> Void)? = nil) -> StopReason {
         let terminal = RawTerminal()
         defer { terminal?.restore() }
         let isStatusTerminal = isatty(STDERR_FILENO) == 1
         if terminal != nil { print("keys: b toggles bypass, q quits") }
         var handledSignals = 0
         var lastLog = 0.0
+        var lastAction = 0.0
         while true {
             if let number = signals.stopSignal { return finishLine(.signal(number), isStatusTerminal) }
             if let failure = endpoint.device.failure { return finishLine(.deviceFailed("\(failure)"), isStatusTerminal) }
@@ -51,6 +53,10 @@ final class CallMonitor {
                 if key == UInt8(ascii: "q") { return finishLine(.key, isStatusTerminal) }
             } else if terminal == nil {
                 usleep(100_000)
+            }
+            if let every, seconds - lastAction >= every.seconds {
+                lastAction = seconds
+                every.action()
             }
             let statistics = endpoint.statistics
             let line = CallStatusLine.text(seconds: seconds, unit: statistics.unit, call: statistics.call,
