@@ -11,7 +11,8 @@ struct FloodCommand: ParsableCommand {
 
     @Option(help: "The port under attack, HOST:PORT within 127.0.0.0/8.") var target: String
     @Option(help: "Datagrams per second (all sources together).") var rate = 20000.0
-    @Flag(help: "Print the counts as one JSON object (sent, toneRTP, garbage, seconds, sendErrors).") var json = false
+    @Option(help: "Also write the counts as JSON to this file when done (sent, toneRTP, garbage, seconds, sendErrors).")
+    var report: String?
 
     struct Counts: Codable {
         var sent: Int
@@ -66,10 +67,9 @@ struct FloodCommand: ParsableCommand {
             }
         }
         let elapsed = Clock.seconds() - startSeconds
-        if json {
-            print(try ReportJSON.encode(Counts(sent: sent[0] + sent[1], toneRTP: sent[0], garbage: sent[1], seconds: elapsed,
-                                               sendErrors: errors)), terminator: "")
-            return
+        if let report {
+            let counts = Counts(sent: sent[0] + sent[1], toneRTP: sent[0], garbage: sent[1], seconds: elapsed, sendErrors: errors)
+            try ReportJSON.encode(counts).write(toFile: report, atomically: true, encoding: .utf8)
         }
         print(String(format: "flood: sent=%d (tone RTP %d, garbage %d) in %.2f s = %.0f/s, send errors %d, monotonic %.3f–%.3f s",
                      sent[0] + sent[1], sent[0], sent[1], elapsed, Double(sent[0] + sent[1]) / elapsed, errors,
