@@ -2,6 +2,7 @@ import CAllocCounter
 import Foundation
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 @testable import VoiceCall
 
 @Suite struct CallEndpointTests {

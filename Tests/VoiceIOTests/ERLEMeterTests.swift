@@ -1,14 +1,19 @@
 import Foundation
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 
 @Suite struct ERLEMeterTests {
-    static func truth(echo: Float, near: Float) -> EchoGroundTruth {
-        EchoGroundTruth(echoMeanSquare: echo, nearTalkerMeanSquare: near, microphoneMeanSquare: echo + near)
+    static func truth(echo: Float, near: Float) -> RoomPeriodComponents {
+        var components = RoomPeriodComponents()
+        components.echoMeanSquare = echo
+        components.nearTalkerMeanSquare = near
+        components.microphoneMeanSquare = echo + near
+        return components
     }
 
-    static func add(_ meter: ERLEMeter, _ truth: EchoGroundTruth, processed: Float, bypassed: Bool = false) {
-        meter.add(microphoneMeanSquare: truth.microphoneMeanSquare, processedMeanSquare: processed, gate: truth.gate,
+    static func add(_ meter: ERLEMeter, _ truth: RoomPeriodComponents, processed: Float, bypassed: Bool = false) {
+        meter.add(microphoneMeanSquare: truth.microphoneMeanSquare, processedMeanSquare: processed, gate: truth.erleGate,
                   bypassed: bypassed)
     }
 
@@ -69,20 +74,20 @@ import VoiceIO
         configuration.nearTalker = [Float](repeating: 0.1, count: 48000)
         configuration.noiseDBFS = nil
         let room = try SimulatedRoom(configuration: configuration)
-        var reported: [EchoGroundTruth] = []
+        var reported: [RoomPeriodComponents] = []
         try room.start { _, playback in
-            reported.append(room.periodGroundTruth)
+            reported.append(room.periodComponents)
             playback.update(repeating: 0.5)
         }
         try room.run(periods: 20)
         room.stop()
         #expect(abs(reported[0].nearTalkerMeanSquare - 0.01) < 1e-5)
         #expect(reported[0].echoMeanSquare == 0)
-        #expect(reported[0].gate == .quietReference)
+        #expect(reported[0].erleGate == .quietReference)
         #expect(abs(reported[0].microphoneMeanSquare - 0.01) < 1e-5)
         // Once the loudspeaker's signal came back through the 60 ms path, the echo is there too.
         #expect(reported[19].echoMeanSquare > 1e-3)
         #expect(abs(reported[19].nearTalkerMeanSquare - 0.01) < 1e-5)
-        #expect(reported[19].gate == .nearTalker)
+        #expect(reported[19].erleGate == .nearTalker)
     }
 }

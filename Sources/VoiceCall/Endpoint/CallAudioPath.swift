@@ -66,10 +66,10 @@ final class CallAudioPath: @unchecked Sendable {
         }
         // The device exchanges this period right now: its ground truth is this period's.
         if let echoMeter, let groundTruth {
-            let truth = groundTruth.periodGroundTruth
+            let truth = groundTruth.periodComponents
             echoMeter.add(microphoneMeanSquare: truth.microphoneMeanSquare,
                           processedMeanSquare: frameCount > 0 ? sumOfSquares / Float(frameCount) : 0,
-                          gate: frameCount > 0 ? truth.gate : .noOutput, bypassed: unit.bypassVoiceProcessing)
+                          gate: frameCount > 0 ? truth.erleGate : .noOutput, bypassed: unit.bypassVoiceProcessing)
         }
     }
 }
