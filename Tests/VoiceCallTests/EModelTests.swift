@@ -30,13 +30,14 @@ import VoiceCall
     }
 
     /// Delay, against the widely used fit of the default G.107 delay impairment (Cole and Rosenbluth, 2001:
-    /// Id ≈ 0.024·d + 0.11·(d − 177.3)·H(d − 177.3)), which the full model must follow within a few points; and
-    /// the full model's own falling curve.
+    /// Id ≈ 0.024·d + 0.11·(d − 177.3)·H(d − 177.3)), which the full model must follow (R 93.2, 90.7, 89.5, 85.8,
+    /// 79.2, 72.7 at 0, 100, 150, 200, 250, 300 ms); and the full model's own falling curve.
     @Test(arguments: [25.0, 50, 100, 150, 200, 250, 300, 400])
     func delayFollowsTheKnownCurve(milliseconds: Double) {
         let r = EModel(oneWayDelayMilliseconds: milliseconds, codec: .g711).rFactor
         let fit = 93.2 - 0.024 * milliseconds - 0.11 * max(milliseconds - 177.3, 0)
-        #expect(abs(r - fit) < 3.5, "\(milliseconds) ms: R = \(r), fit \(fit)")
+        // The fit is linear in two pieces; the model curves: close up to 300 ms, 3 points apart at 400 ms.
+        #expect(abs(r - fit) < (milliseconds <= 300 ? 0.5 : 3.5), "\(milliseconds) ms: R = \(r), fit \(fit)")
         let later = EModel(oneWayDelayMilliseconds: milliseconds + 50, codec: .g711).rFactor
         #expect(later < r)
     }

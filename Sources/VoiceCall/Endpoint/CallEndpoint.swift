@@ -135,7 +135,8 @@ public final class CallEndpoint: @unchecked Sendable {
 
     /// Mouth-to-ear delay as far as this endpoint can tell, in milliseconds: half the RTCP round trip (network
     /// and the remote's receive path are assumed symmetric with ours), the jitter buffer, the codec frame and
-    /// lookahead, the unit's conversion and processing, and the device's playback and capture buffering.
+    /// lookahead, the unit's conversion and processing, and the device's playback and capture buffering as it
+    /// reports them (the capture period is inside the codec frame; a simulated room reports none).
     public var latency: CallLatency {
         let configuration = session.configuration
         let voiceMilliseconds = 1000 / Double(configuration.voiceRate)
@@ -149,8 +150,8 @@ public final class CallEndpoint: @unchecked Sendable {
             encoderLookaheadMilliseconds: Double(session.encoderLookaheadFrameCount) * 1000 / Double(configuration.codecRate),
             conversionMilliseconds: Double(unit.conversionLatencyFrames) * voiceMilliseconds,
             processingMilliseconds: Double(unit.processingLatencyFrames) * voiceMilliseconds,
-            devicePlaybackMilliseconds: Double(timing.playbackDelayFrames + unit.deviceConfiguration.periodFrames) * deviceMilliseconds,
-            deviceCaptureMilliseconds: Double(timing.captureDelayFrames + unit.deviceConfiguration.periodFrames) * deviceMilliseconds)
+            devicePlaybackMilliseconds: Double(timing.playbackDelayFrames) * deviceMilliseconds,
+            deviceCaptureMilliseconds: Double(timing.captureDelayFrames) * deviceMilliseconds)
     }
 
     /// Everything measured so far, for `ReportJSON`. Not real-time safe.

@@ -10,6 +10,7 @@ public struct CallLatency: Sendable, Hashable, Codable {
     /// The unit's rate conversion, counted on both sides (capture here, playback at the far end alike).
     public var conversionMilliseconds: Double
     public var processingMilliseconds: Double
+    /// The device's reported playback and capture delays (its buffers; 0 in a simulated room).
     public var devicePlaybackMilliseconds: Double
     public var deviceCaptureMilliseconds: Double
     /// Their sum (conversion twice), assuming the far end's capture side equals ours: the E-model's delay.
