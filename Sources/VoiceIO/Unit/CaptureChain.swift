@@ -97,10 +97,11 @@ final class CaptureChain {
     var delayMilliseconds: Float { Float(aligner.delayFrames * 1000 / Double(voiceRate)) }
 
     /// Processes one device period: `capture` and `reference` have the same count. Writes processed voice to
-    /// `output` and returns the frames written; frames that do not fit are counted in `droppedFrames`.
+    /// `output` and returns the frames written; frames that do not fit are counted in `droppedFrames`. `mute`
+    /// writes silence in place of the processed voice (processing and near-voice detection go on).
     /// Real-time safe.
     func process(capture: UnsafeBufferPointer<Float>, reference: UnsafeBufferPointer<Float>, bypass: Bool,
-                 agc: Bool, output: SPSCRing<Float>, droppedFrames: inout Int) -> Int {
+                 agc: Bool, mute: Bool = false, output: SPSCRing<Float>, droppedFrames: inout Int) -> Int {
         let microphoneCount = microphoneConverter.convert(capture, into: convertedMicrophone)
         let referenceCount = referenceConverter.convert(reference, into: convertedReference)
         microphoneFIFO.write(UnsafeBufferPointer(rebasing: convertedMicrophone[..<microphoneCount]))
@@ -113,6 +114,7 @@ final class CaptureChain {
             microphoneFIFO.read(into: microphoneBlock)
             referenceFIFO.read(into: referenceBlock)
             processBlock(bypass: bypass)
+            if mute { processedBlock.update(repeating: 0) }
             for sample in processedBlock {
                 sumOfSquares += sample * sample
                 peak = max(peak, abs(sample))
