@@ -1,6 +1,8 @@
+import CAllocCounter
 import Foundation
 import Testing
 @testable import VoiceIO
+import VoiceIOSimulation
 
 /// A constant or sine source for graph tests, as a render-callback node. Real-time safe.
 private func sineNode(_ name: String, format: StreamFormat, frequency: Double, amplitude: Float) -> RenderCallbackNode {
@@ -244,5 +246,31 @@ struct AudioGraphTests {
         let frequency = Signal.frequency(samples[24000..<48000], sampleRate: 48000)
         #expect(abs(frequency - 500) < 2, "played at \(frequency) Hz")
         #expect(player.underrunCount == 0)
+    }
+}
+
+@Suite("Audio graph allocations")
+struct AudioGraphAllocationTests {
+    @Test("rendering each kind of node allocates nothing", arguments: ["tone", "callback", "mixer"])
+    func nodeAllocations(kind: String) throws {
+        let mono = try StreamFormat(sampleRate: 48000)
+        let output = GraphOutputNode(format: mono)
+        let graph = AudioGraph(maximumFrameCount: 480)
+        switch kind {
+        case "tone": try graph.connect(try ToneNode(format: mono, pattern: .ringtone), to: output)
+        case "callback": try graph.connect(constantNode("c", format: mono, value: 0.1), to: output)
+        default:
+            let mixer = try MixerNode(inputBusCount: 2, busFormat: mono, outputFormat: mono)
+            try graph.connect(constantNode("c", format: mono, value: 0.1), to: mixer)
+            try graph.connect(mixer, to: output)
+        }
+        try graph.initialize()
+        try graph.start()
+        _ = render(graph, seconds: 0.02, channels: 1)
+        var slice = [Float](repeating: 0, count: 480)
+        alloc_counter_start()
+        slice.withUnsafeMutableBufferPointer { for _ in 0..<10 { graph.render(into: $0) } }
+        let allocations = alloc_counter_stop()
+        #expect(allocations == 0, "\(kind): \(allocations) allocations in 10 slices")
     }
 }

@@ -4,6 +4,7 @@ import Glibc
 import Synchronization
 import Testing
 @testable import VoiceIO
+import VoiceIOSimulation
 
 /// A unit on a simulated room with a graph feeding its other audio: a mixer with a file player, a ringtone and a
 /// render callback on three buses.

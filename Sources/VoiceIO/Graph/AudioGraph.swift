@@ -122,27 +122,28 @@ public final class AudioGraph: @unchecked Sendable {
             if !adding { frames.update(repeating: 0) }
             return
         }
+        guard let plan = exchange.adoptPlan() else {
+            if !adding { frames.update(repeating: 0) }
+            return
+        }
+        let channels = plan.sinkFormat.channelCount
         var done = 0
-        while done < frames.count {
-            let rendered = exchange.withCurrentPlan { plan in
-                let channels = plan.sinkFormat.channelCount
-                let frameCount = min((frames.count - done) / channels, maximumFrameCount)
-                let sampleCount = frameCount * channels
-                plan.render(frameCount: frameCount, sampleTime: sampleTime)
-                sampleTime += frameCount
-                let destination = frames.baseAddress! + done
-                if let source = plan.sinkInput {
-                    if adding {
-                        for index in 0..<sampleCount { destination[index] += source[index] }
-                    } else {
-                        destination.update(from: source, count: sampleCount)
-                    }
-                } else if !adding {
-                    destination.update(repeating: 0, count: sampleCount)
+        while frames.count - done >= channels {
+            let frameCount = min((frames.count - done) / channels, maximumFrameCount)
+            let sampleCount = frameCount * channels
+            plan.render(frameCount: frameCount, sampleTime: sampleTime)
+            sampleTime += frameCount
+            let destination = frames.baseAddress! + done
+            if let source = plan.sinkInput {
+                if adding {
+                    for index in 0..<sampleCount { destination[index] += source[index] }
+                } else {
+                    destination.update(from: source, count: sampleCount)
                 }
-                done = sampleCount > 0 ? done + sampleCount : frames.count
+            } else if !adding {
+                destination.update(repeating: 0, count: sampleCount)
             }
-            if !rendered { break }
+            done += sampleCount
         }
     }
 

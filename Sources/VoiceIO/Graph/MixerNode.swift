@@ -11,7 +11,8 @@ import Synchronization
 public final class MixerNode: AudioNode, @unchecked Sendable {
     /// What every input bus takes.
     public let busFormat: StreamFormat
-    private let controls: [MixerBusControl]
+    /// Unsafe storage: array access goes through coroutines that allocate unoptimised.
+    private let controls: UnsafeMutableBufferPointer<MixerBusControl>
     private let outputControl: MixerBusControl
     /// Real-time side: per-bus gain per output channel now, its step per frame and frames left in the ramp.
     private let gains: UnsafeMutableBufferPointer<Float>
@@ -34,7 +35,8 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
                 + "(\(busFormat) -> \(outputFormat))")
         }
         self.busFormat = busFormat
-        controls = (0..<inputBusCount).map { _ in MixerBusControl() }
+        controls = .allocate(capacity: inputBusCount)
+        _ = controls.initialize(from: (0..<inputBusCount).map { _ in MixerBusControl() })
         outputControl = MixerBusControl()
         let channelGains = inputBusCount * outputFormat.channelCount
         gains = .allocate(capacity: channelGains)
@@ -49,6 +51,8 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
     }
 
     deinit {
+        controls.deinitialize()
+        controls.deallocate()
         gains.deallocate()
         steps.deallocate()
         targets.deallocate()
@@ -61,7 +65,7 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
 
     /// Sets bus `bus`'s volume (linear, 0...4), reached over `rampMilliseconds`.
     public func setVolume(_ volume: Float, bus: Int, rampMilliseconds: Double = 20) {
-        controls[bus].set(volume: volume, rampMilliseconds: rampMilliseconds)
+        control(bus).set(volume: volume, rampMilliseconds: rampMilliseconds)
     }
 
     /// Sets bus `bus`'s volume in dB (-120 or lower is silence).
@@ -70,22 +74,22 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
                   rampMilliseconds: rampMilliseconds)
     }
 
-    public func volume(bus: Int) -> Float { controls[bus].volume.load() }
+    public func volume(bus: Int) -> Float { control(bus).volume.load() }
 
     /// Sets bus `bus`'s pan, -1 (left) ... 0 (centre, -3 dB each side) ... 1 (right): equal power. Mono output
     /// ignores it.
     public func setPan(_ pan: Float, bus: Int, rampMilliseconds: Double = 20) {
-        controls[bus].set(pan: pan, rampMilliseconds: rampMilliseconds)
+        control(bus).set(pan: pan, rampMilliseconds: rampMilliseconds)
     }
 
-    public func pan(bus: Int) -> Float { controls[bus].pan.load() }
+    public func pan(bus: Int) -> Float { control(bus).pan.load() }
 
     /// Enables or mutes bus `bus` (ramped like a volume change).
     public func setEnabled(_ enabled: Bool, bus: Int, rampMilliseconds: Double = 20) {
-        controls[bus].set(enabled: enabled, rampMilliseconds: rampMilliseconds)
+        control(bus).set(enabled: enabled, rampMilliseconds: rampMilliseconds)
     }
 
-    public func isEnabled(bus: Int) -> Bool { controls[bus].enabled.load(ordering: .relaxed) }
+    public func isEnabled(bus: Int) -> Bool { control(bus).enabled.load(ordering: .relaxed) }
 
     /// The output volume (linear, 0...4).
     public func setOutputVolume(_ volume: Float, rampMilliseconds: Double = 20) {
@@ -95,10 +99,15 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
     public var outputVolume: Float { outputControl.volume.load() }
 
     /// What bus `bus` put into the mix over the last slice (after volume and pan, channels averaged).
-    public func inputLevel(bus: Int) -> Level { controls[bus].level }
+    public func inputLevel(bus: Int) -> Level { control(bus).level }
 
     /// The mix over the last slice (after the output volume).
     public var outputLevel: Level { outputControl.level }
+
+    private func control(_ bus: Int) -> MixerBusControl {
+        precondition((0..<inputBusCount).contains(bus), "\(name) has no bus \(bus)")
+        return controls[bus]
+    }
 
     // MARK: Rendering
 

@@ -9,7 +9,8 @@ final class RenderPlan {
         let inputStart: Int
     }
 
-    let steps: [Step]
+    /// Unsafe storage, not an array: iterating an array goes through a coroutine that allocates unoptimised.
+    let steps: UnsafeMutableBufferPointer<Step>
     /// Every step's input pointers, one after another; nil is a silent bus.
     let inputTable: UnsafeMutableBufferPointer<UnsafePointer<Float>?>
     /// What reaches the sink (interleaved, `sinkFormat.channelCount` samples a frame); nil when unconnected.
@@ -30,16 +31,22 @@ final class RenderPlan {
             steps.append(Step(node: node, inputStart: start))
             start += node.inputBusCount
         }
-        self.steps = steps
+        self.steps = .allocate(capacity: steps.count)
+        _ = self.steps.initialize(from: steps)
         sinkInput = sourceOf(sink, 0).map { UnsafePointer($0.output.baseAddress!) }
         sinkFormat = sink.inputFormat(bus: 0)
     }
 
-    deinit { inputTable.deallocate() }
+    deinit {
+        inputTable.deallocate()
+        steps.deinitialize()
+        steps.deallocate()
+    }
 
     /// Renders every node for one slice. Real-time safe.
     func render(frameCount: Int, sampleTime: Int) {
-        for step in steps {
+        for index in 0..<steps.count {
+            let step = steps[index]
             let inputs = UnsafeBufferPointer(rebasing: inputTable[step.inputStart..<(step.inputStart + step.node.inputBusCount)])
             step.node.render(inputs: inputs, frameCount: frameCount, sampleTime: sampleTime)
         }
@@ -79,10 +86,10 @@ final class PlanExchange: @unchecked Sendable {
         }
     }
 
-    /// Adopts a pending plan, if any, then renders with the current plan. Returns false when there is none.
-    /// Real-time safe.
+    /// Adopts a pending plan, if any, and returns the plan to render with (nil when there is none). Real-time
+    /// safe: no closure, so nothing is boxed even unoptimised.
     @inline(__always)
-    func withCurrentPlan(_ body: (RenderPlan) -> Void) -> Bool {
+    func adoptPlan() -> RenderPlan? {
         let next = pending.exchange(0, ordering: .acquiringAndReleasing)
         if next != 0 {
             if current != 0 {
@@ -92,9 +99,8 @@ final class PlanExchange: @unchecked Sendable {
             }
             current = next
         }
-        guard current != 0 else { return false }
-        Unmanaged<RenderPlan>.fromOpaque(UnsafeRawPointer(bitPattern: current)!)._withUnsafeGuaranteedRef(body)
-        return true
+        guard current != 0 else { return nil }
+        return Unmanaged<RenderPlan>.fromOpaque(UnsafeRawPointer(bitPattern: current)!).takeUnretainedValue()
     }
 
     private func release(_ bits: UInt) {

@@ -26,7 +26,8 @@ public struct TonePattern: Sendable, Hashable {
 /// cadence does not click. Render is real-time safe.
 public final class ToneNode: AudioNode, @unchecked Sendable {
     public let pattern: TonePattern
-    private let phaseSteps: [Double]
+    /// Radians per frame of each frequency (unsafe storage: array iteration allocates unoptimised).
+    private let phaseSteps: UnsafeMutableBufferPointer<Double>
     private let onFrames: Int
     private let cycleFrames: Int
     private let fadeFrames: Int
@@ -38,23 +39,27 @@ public final class ToneNode: AudioNode, @unchecked Sendable {
             throw .invalidParameter("a tone needs 1-4 frequencies below \(format.sampleRate / 2) Hz and a positive on time")
         }
         self.pattern = pattern
-        phaseSteps = pattern.frequencies.map { 2 * Double.pi * $0 / Double(format.sampleRate) }
+        phaseSteps = .allocate(capacity: pattern.frequencies.count)
+        _ = phaseSteps.initialize(from: pattern.frequencies.map { 2 * Double.pi * $0 / Double(format.sampleRate) })
         onFrames = max(format.frameCount(milliseconds: pattern.onMilliseconds), 1)
         cycleFrames = onFrames + format.frameCount(milliseconds: pattern.offMilliseconds)
         fadeFrames = min(format.frameCount(milliseconds: 5), onFrames / 2)
         super.init(name: name, outputFormat: format, inputBusCount: 0)
     }
 
+    deinit { phaseSteps.deallocate() }
+
     override func render(inputs: UnsafeBufferPointer<UnsafePointer<Float>?>, frameCount: Int, sampleTime: Int) {
         let channels = outputFormat!.channelCount
         let scale = pattern.amplitude / Float(phaseSteps.count)
+        let output = self.output
         for frame in 0..<frameCount {
             let time = sampleTime + frame
             let position = cycleFrames == onFrames ? fadeFrames : time % cycleFrames
             var sample: Float = 0
             if position < onFrames {
                 var sum = 0.0
-                for step in phaseSteps { sum += sin(step * Double(time)) }
+                for index in 0..<phaseSteps.count { sum += sin(phaseSteps[index] * Double(time)) }
                 let edge = min(position, onFrames - 1 - position)
                 let fade = edge < fadeFrames ? Float(edge) / Float(max(fadeFrames, 1)) : 1
                 sample = Float(sum) * scale * fade
