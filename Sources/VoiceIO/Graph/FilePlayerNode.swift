@@ -86,6 +86,13 @@ public final class FilePlayerNode: AudioNode, @unchecked Sendable {
     /// Slices that found the ring short while the file still had audio (the streaming thread fell behind).
     public var underrunCount: Int { underruns.load(ordering: .relaxed) }
 
+    /// Blocks until the ring holds `milliseconds` of audio (or the region has played out), for drivers that run
+    /// the graph faster than real time (a simulated room on a virtual clock). Not real-time safe.
+    public func waitUntilBuffered(milliseconds: Double = 200) {
+        let wanted = min(outputFormat!.frameCount(milliseconds: milliseconds), ring.capacity / 2)
+        while thread != nil, ring.availableToRead < wanted, !reachedEnd.load(ordering: .acquiring) { usleep(200) }
+    }
+
     /// The error that stopped streaming, if any.
     public var streamingError: AudioFileError? { readFailure.withLock { $0 } }
 

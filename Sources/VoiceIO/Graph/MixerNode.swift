@@ -101,6 +101,9 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
     /// What bus `bus` put into the mix over the last slice (after volume and pan, channels averaged).
     public func inputLevel(bus: Int) -> Level { control(bus).level }
 
+    /// What bus `bus` put into the mix since the graph started, as a mean RMS in dBFS.
+    public func meanInputLevelDBFS(bus: Int) -> Float { control(bus).meanRMSDBFS.load() }
+
     /// The mix over the last slice (after the output volume).
     public var outputLevel: Level { outputControl.level }
 
@@ -122,7 +125,7 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
             let first = bus * outChannels
             guard let input = inputs[bus] else {
                 settle(first: first, channels: outChannels, bus: bus)
-                control.publish(sumOfSquares: 0, peak: 0, samples: 1)
+                control.publish(sumOfSquares: 0, peak: 0, samples: frameCount)
                 continue
             }
             retarget(control, first: first, channels: outChannels, rate: rate, bus: bus)
@@ -216,6 +219,10 @@ final class MixerBusControl: Sendable {
     let rampMilliseconds = AtomicFloat(20)
     private let rmsDBFS = AtomicFloat(Level.floorDBFS)
     private let peakDBFS = AtomicFloat(Level.floorDBFS)
+    let meanRMSDBFS = AtomicFloat(Level.floorDBFS)
+    /// Render side: the sum of squares and samples since the first slice.
+    private nonisolated(unsafe) var totalSquares = 0.0
+    private nonisolated(unsafe) var totalSamples = 0
 
     func set(volume: Float, rampMilliseconds ramp: Double) {
         rampMilliseconds.store(Float(max(ramp, 0)))
@@ -238,5 +245,8 @@ final class MixerBusControl: Sendable {
     func publish(sumOfSquares: Float, peak: Float, samples: Int) {
         rmsDBFS.store(LevelMeter.dBFS(amplitude: Double((sumOfSquares / Float(max(samples, 1))).squareRoot())))
         peakDBFS.store(LevelMeter.dBFS(amplitude: Double(peak)))
+        totalSquares += Double(sumOfSquares)
+        totalSamples += samples
+        meanRMSDBFS.store(LevelMeter.dBFS(amplitude: (totalSquares / Double(max(totalSamples, 1))).squareRoot()))
     }
 }
