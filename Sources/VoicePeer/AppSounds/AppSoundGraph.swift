@@ -4,6 +4,8 @@ import VoiceIO
 /// The app sounds of `simulate` and `call` as an audio graph on the unit: one mixer bus per `--play` file
 /// (looped, at its gain) and, for `call --ringtone`, a ring on the last bus until the far end first talks.
 final class AppSoundGraph {
+    /// Far-end level above which the far end counts as talking (the unit's own far-activity threshold), in dBFS.
+    static let farVoiceThresholdDBFS: Float = -45
     let graph: AudioGraph
     let mixer: MixerNode
     private let players: [FilePlayerNode]

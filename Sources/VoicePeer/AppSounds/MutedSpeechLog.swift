@@ -30,6 +30,13 @@ final class MutedSpeechLog: Sendable {
         }
     }
 
+    static func name(_ event: MutedSpeechActivityEvent) -> String {
+        switch event {
+        case .started: "muted speech started"
+        case .ended: "muted speech ended"
+        }
+    }
+
     static func seconds(_ event: MutedSpeechActivityEvent) -> Double {
         switch event {
         case .started(let seconds), .ended(let seconds): seconds
