@@ -122,4 +122,33 @@ struct EchoSceneProcessingTests {
         let gainDB = 20 * log10(max(abs(cross / energy), 1e-6))
         #expect(gainDB > -4, "near talker gain \(gainDB) dB in double talk")
     }
+
+    /// Median of 100 ms levels over a stretch, in dB.
+    static func medianLevelDB(_ x: [Float], from: Double, to: Double) -> Double {
+        let step = rate / 10
+        var levels: [Double] = []
+        var start = Int(from * Double(rate))
+        while start + step <= min(x.count, Int(to * Double(rate))) {
+            levels.append(decibels(power(x, from: Double(start) / Double(rate), to: Double(start + step) / Double(rate))))
+            start += step
+        }
+        levels.sort()
+        return levels[levels.count / 2]
+    }
+
+    @Test("a noisy room (-50 dBFS): the background keeps its level while the far end talks (no pumping)")
+    func backgroundDoesNotPump() throws {
+        let seconds = 14.0
+        var far = Self.fixture.speechLike(seconds: seconds, rms: 0.1, seed: 51)
+        for index in (10 * Self.rate)..<far.count { far[index] = 0 }
+        let echo = Self.roomEcho(far, bulkMilliseconds: 40, seed: 52, gain: 0.5)
+        let microphone = Self.mix(echo, Self.fixture.noise(count: far.count, rms: 0.003, seed: 53))
+        let (output, _) = try Self.process(microphone: microphone, far: far)
+        // Far-end single talk from 3 s against the noise-only stretch from 11 s (after the echo tail).
+        let pumping = Self.medianLevelDB(output, from: 3, to: 10) - Self.medianLevelDB(output, from: 11, to: seconds)
+        // Before comfort noise was matched in level this read -17 dB (the line went dead while the far end talked).
+        #expect(abs(pumping) < 3, "output level in far-end talk \(pumping) dB from the quiet stretch")
+        let erle = Self.decibels(Self.power(microphone, from: 3, to: 10) / Self.power(output, from: 3, to: 10))
+        #expect(erle > 20, "ERLE \(erle) dB in far-end talk")
+    }
 }
