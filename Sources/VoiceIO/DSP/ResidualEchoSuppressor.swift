@@ -78,11 +78,6 @@ public final class ResidualEchoSuppressor {
     private let lateDelayBlocks: Int
     private var lateHistoryIndex = 0
     private var lateEnergy: Float = 0
-    /// Output over explained power (echo estimate + noise) in the detection band, tracked over far-end blocks:
-    /// falls at once, rises slowly. A block far above it is a near talker's onset until proven otherwise.
-    private var onsetRatioAverage: Float = 1
-    private var farEndBlocks = 0
-    private let onsetSettlingBlocks: Int
     private var lateDecay: Float = 0
     private let tailDecay: Float
     private let lowestDetectionBin: Int
@@ -101,13 +96,6 @@ public final class ResidualEchoSuppressor {
     /// Blocks without any sign of the near talker before the ratios may rise: a pause between words is not
     /// enough, so a near talker the detector misses for a moment cannot teach them.
     private static var learningQuietFrames: Int { 50 }
-    /// A far-end block whose output over explained power jumps this far above its tracked average teaches the
-    /// ratios only by creeping: the near talker's first syllables, which the detector misses while the ratios
-    /// are high, would otherwise teach them the talker within a few blocks and lock the detector out (a long,
-    /// weak echo tail: the near talker lost 20-35 dB for 2-3 s of double talk).
-    private static var onsetRatioFactor: Float { 8 }
-    /// Far-end time before the onset check applies: the ratio means nothing while the filter converges.
-    private static var onsetSettlingSeconds: Double { 3 }
     private static var gainRecovery: Float { 0.5 }
     private static var farEndMeanSquare: Float { 1e-8 }
     private static var reverberationSeconds: Double { 0.3 }
@@ -173,7 +161,6 @@ public final class ResidualEchoSuppressor {
         self.lateDelayBlocks = max(1, lateDelayBlocks)
         referencePowerHistory = filled(self.lateDelayBlocks * binCount, 0)
         lateSum = filled(binCount, 0)
-        onsetSettlingBlocks = Int(Self.onsetSettlingSeconds * Double(sampleRate)) / blockFrameCount
     }
 
     deinit {
@@ -250,18 +237,11 @@ public final class ResidualEchoSuppressor {
                                       farEndActive: farEndActive)
 
         // Learn how much echo is left, relative to the estimate and to the reference: downward always,
-        // upward at the full rate only after the near talker has been quiet for a while and the block is no
-        // sudden rise over the echo estimate (a talker's onset, see `onsetRatioFactor`). While the detector
+        // upward at the full rate only after the near talker has been quiet for a while. While the detector
         // says near end, they may still creep up, a step capped at twice the current ratio: a detector fooled
         // by echo the ratios underestimate (a long reverberant tail) would otherwise never let them catch up.
         if farEndActive {
-            var estimateSum: Float = 0
-            for k in lowestDetectionBin...highestDetectionBin { estimateSum += estimateTail[k] }
-            let onsetRatio = outputSum / (estimateSum + noiseSum + 1e-20)
-            let onset = farEndBlocks > onsetSettlingBlocks && onsetRatio > Self.onsetRatioFactor * onsetRatioAverage
-            farEndBlocks = min(farEndBlocks + 1, Int.max / 2)
-            onsetRatioAverage += (onsetRatio < onsetRatioAverage ? 0.05 : 0.01) * (onsetRatio - onsetRatioAverage)
-            let quiet = detector.framesSinceNearEnd > Self.learningQuietFrames && !onset
+            let quiet = detector.framesSinceNearEnd > Self.learningQuietFrames
             let up = quiet ? Self.learningUp : Self.learningCreep
             for k in 0..<binCount {
                 let left = max(0, outputPower[k] - noise[k] - lateEnergy * lateSum[k])
@@ -309,8 +289,6 @@ public final class ResidualEchoSuppressor {
     public func forgetEchoCoupling() {
         leakage.update(repeating: 1, count: binCount)
         referenceCoupling.update(repeating: 1, count: binCount)
-        onsetRatioAverage = 1
-        farEndBlocks = 0
     }
 
     /// The late tail past the linear filter: tap energy of the first block beyond it and the energy fall per block
