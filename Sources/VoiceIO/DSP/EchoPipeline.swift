@@ -66,6 +66,9 @@ public final class EchoPipeline: VoiceProcessor {
     public var suppressionDB: Float { suppressor.suppressionDecibels }
     /// Whether the near talker spoke over the far end in the last block.
     public var isDoubleTalk: Bool { suppressor.detector.doubleTalk }
+    /// Whether the residual echo suppressor's detector hears the near end (output above what echo and noise
+    /// explain) in the last block.
+    public var isNearEndActive: Bool { suppressor.detector.nearEndActive }
     /// Times the linear filter was found misadjusted (its error correlated with its own echo estimate, as after
     /// an echo-path change) and started over.
     public private(set) var divergenceResetCount = 0

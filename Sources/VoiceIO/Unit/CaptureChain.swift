@@ -40,6 +40,9 @@ final class CaptureChain {
     private(set) var erleDB: Float = 0
     /// Whether the last block had near-end voice (the stage's decision, gated by the echo estimate).
     private(set) var isNearVoiceActive = false
+    /// Whether the last block had a near talker by both the stage's voice decision and the residual echo
+    /// suppressor's near-end detector (voice that echo and noise do not explain): what muted speech detection uses.
+    private(set) var isNearTalkerActive = false
     /// Level of the processed voice over the last period.
     private(set) var processedLevel = Level.silence
     /// Blocks processed so far, those in double talk, and the residual echo suppression summed over them (dB):
@@ -177,6 +180,7 @@ final class CaptureChain {
         // While the loudspeaker plays, the stage's voice decision only counts once the echo is well below the
         // microphone: otherwise the echo itself (far voice, app sounds) would pass for a near talker.
         isNearVoiceActive = stageVoice && (referencePower < 1e-6 || erleDB > Self.nearActivityMinimumERLEDB)
+        isNearTalkerActive = isNearVoiceActive && (bypass || pipeline.isNearEndActive)
     }
 
     /// ERLE above which voice in the processed signal is taken for the near talker while the speaker plays.

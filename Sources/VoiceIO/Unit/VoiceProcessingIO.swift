@@ -313,7 +313,7 @@ public final class VoiceProcessingIO: @unchecked Sendable {
                                            output: inputRing, droppedFrames: &dropped)
         capturedFrameCount += count
         if let started = mutedSpeechDetector.update(
-            nearVoiceActive: captureChain.isNearVoiceActive, muted: inputMuted,
+            nearVoiceActive: captureChain.isNearTalkerActive, muted: inputMuted,
             periodMilliseconds: Double(count) * 1000 / Double(deviceConfiguration.sampleRate)) {
             mutedSpeech.post(started: started, atFrame: capturedFrameCount)
         }
