@@ -75,6 +75,8 @@ public final class FilePlayerNode: AudioNode, @unchecked Sendable {
         self.startSampleTime = max(startSampleTime, 0)
         filePosition = chosen.lowerBound
         pendingCount = 0
+        // Nothing renders while the graph is stopped, so this thread may drop what an earlier schedule buffered.
+        ring.discard(ring.availableToRead)
         resampler.reset()
         reachedEnd.store(false, ordering: .relaxed)
         do { try reader.seek(toFrame: chosen.lowerBound) } catch { throw .file(error) }
