@@ -40,8 +40,9 @@ final class CaptureChain {
     private(set) var erleDB: Float = 0
     /// Whether the last block had near-end voice (the stage's decision, gated by the echo estimate).
     private(set) var isNearVoiceActive = false
-    /// Whether the last block had a near talker by both the stage's voice decision and the residual echo
-    /// suppressor's near-end detector (voice that echo and noise do not explain): what muted speech detection uses.
+    /// Whether the last block had a near talker by the stage's voice decision, the residual echo suppressor's
+    /// near-end detector and, while the loudspeaker plays, a canceller output within 3 dB of the microphone (the
+    /// echo path explains at most half of it): what muted speech detection uses.
     private(set) var isNearTalkerActive = false
     /// Level of the processed voice over the last period.
     private(set) var processedLevel = Level.silence
@@ -180,8 +181,13 @@ final class CaptureChain {
         // While the loudspeaker plays, the stage's voice decision only counts once the echo is well below the
         // microphone: otherwise the echo itself (far voice, app sounds) would pass for a near talker.
         isNearVoiceActive = stageVoice && (referencePower < 1e-6 || erleDB > Self.nearActivityMinimumERLEDB)
-        isNearTalkerActive = isNearVoiceActive && (bypass || pipeline.isNearEndActive)
+        isNearTalkerActive = isNearVoiceActive && (bypass || pipeline.isNearEndActive
+            && (referencePower < 1e-6 || pipeline.unexplainedPowerRatio > Self.nearTalkerMinimumUnexplainedRatio))
     }
+
+    /// Canceller output over microphone power above which a block holds more than echo (-3 dB): music that is
+    /// cancelled by 19 dB on average still dips above -10 dB now and then.
+    static let nearTalkerMinimumUnexplainedRatio: Float = 0.5
 
     /// ERLE above which voice in the processed signal is taken for the near talker while the speaker plays.
     static let nearActivityMinimumERLEDB: Float = 10
