@@ -3,7 +3,7 @@ import Synchronization
 
 /// A change in whether the user talks while the input is muted (after Apple's muted speech activity events).
 public enum MutedSpeechActivityEvent: Sendable, Hashable {
-    /// Near-end speech began while muted, at this time since the unit started (microphone clock), in seconds.
+    /// Near-end speech began while muted, at this time since the unit first started (microphone clock), in seconds.
     case started(atSeconds: Double)
     /// It stopped (or the input was unmuted).
     case ended(atSeconds: Double)

@@ -5,8 +5,10 @@ import Synchronization
 //                          element 0 (output)
 //   render callback ──► voice block ──► up-convert ──► far FIFO ──┐
 //   (voice rate, app)                   (voice→device)            │
-//   enqueueOtherAudio ─► convert (app thread) ─► ring ─► Ducker ──┴─► mix ─► clip ─► mute ramp ─┬─► device playback
-//   (any rate)                                        (-N dB, voice-activity ramps)             │
+//   enqueueOtherAudio ─► convert (app thread) ─► ring ┐
+//   (any rate)                                       │
+//   AudioGraph mix (VoiceUnitNode) ──────────────────┴─► Ducker ──┴─► mix ─► clip ─► mute ramp ─┬─► device playback
+//                                                     (-N dB, voice-activity ramps)             │
 //                                                                                echo reference │ (= what is played)
 //                          element 1 (input)                                                    ▼
 //   device capture ──► down-convert ──► mic FIFO ─────────────────────────────────┐    down-convert ─► ref FIFO
