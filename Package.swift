@@ -21,6 +21,7 @@ let package = Package(
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         .target(name: "CVoiceShims", dependencies: ["COpus"]),
         .target(
             name: "VoiceIO",
@@ -29,7 +30,7 @@ let package = Package(
         ),
         .target(
             name: "VoiceCall",
-            dependencies: ["VoiceIO", "COpus", "CVoiceShims"],
+            dependencies: ["VoiceIO", "COpus", "CVoiceShims", "CSRTP"],
             swiftSettings: optimised
         ),
         .executableTarget(
@@ -49,6 +50,6 @@ let package = Package(
         // Writes a WAV until killed; AudioFileTests runs it to check what SIGKILL leaves behind.
         .executableTarget(name: "WriterProbe", dependencies: ["VoiceIO"], path: "Tests/WriterProbe"),
         .testTarget(name: "VoiceIOTests", dependencies: ["VoiceIO", "CAllocCounter", "VoiceFuzzing"]),
-        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "VoiceIO", "COpus", "CVoiceShims", "CAllocCounter"]),
+        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "VoiceIO", "COpus", "CVoiceShims", "CSRTP", "CAllocCounter"]),
     ]
 )
