@@ -31,9 +31,8 @@ public struct PeerDescription: Sendable, Hashable {
         guard text.utf8.count <= Self.maximumByteCount else {
             throw SDPError("longer than \(Self.maximumByteCount) bytes")
         }
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.last == "\r" ? line.dropLast() : line
-        }
+        // Lines end in CRLF (one Character in Swift) or, leniently, LF.
+        var lines = text.split(omittingEmptySubsequences: false) { $0 == "\r\n" || $0 == "\n" }
         while lines.last?.isEmpty == true { lines.removeLast() }
         guard lines.count <= Self.maximumLineCount else { throw SDPError("more than \(Self.maximumLineCount) lines") }
         var parser = Parser()

@@ -19,10 +19,12 @@ public struct SessionDescription: Sendable, Hashable {
     /// A number identifying the session (`o=` line).
     public var sessionID: UInt64
     /// SRTP suites and the keys this peer sends with; empty for plain RTP.
-    public var crypto: [SDPCrypto] = []
+    public var crypto: [SDPCrypto]
 
     public init(destination: SocketAddress, origin: SocketAddress, payloadType: UInt8 = RTPHeader.defaultPayloadType,
-                format: OpusFormat, bitsPerSecond: Int, inbandFEC: Bool, dtx: Bool, sessionID: UInt64) {
+                format: OpusFormat, bitsPerSecond: Int, inbandFEC: Bool, dtx: Bool, sessionID: UInt64,
+                crypto: [SDPCrypto] = []) {
+        self.crypto = crypto
         self.destination = destination
         self.origin = origin
         self.payloadType = payloadType
