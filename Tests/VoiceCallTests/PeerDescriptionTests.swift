@@ -36,6 +36,9 @@ import Testing
         let read = try PeerDescription(parsing: text)
         #expect(read.payloadType == 97 && read.address.port == 5004 && !read.rtcpMux && !read.isSecure)
         #expect(read.opus == OpusParameters())
+        // Its SRTP description keeps RTP/AVP and adds a=crypto: taken as SRTP.
+        let secure = try PeerDescription(parsing: text + "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd\n")
+        #expect(secure.isSecure && secure.crypto.count == 1)
     }
 
     /// The first Opus type in the m= line's order wins; video sections and other codecs are skipped.
@@ -70,7 +73,6 @@ import Testing
         ("v=0\r\nc=IN IP4 1.2.3.4\r\nm=audio 5 RTP/SAVP 96\r\na=rtpmap:96 opus/48000/2\r\na=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:AAAA\r\n", "line 5: a AES_CM_128_HMAC_SHA1_80 key must be 30 bytes"),
         ("v=0\r\nc=IN IP4 1.2.3.4\r\nm=audio 5 RTP/SAVP 96\r\na=rtpmap:96 opus/48000/2\r\na=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:!!!!\r\n", "line 5: the key is not base64"),
         ("v=0\r\nc=IN IP4 1.2.3.4\r\nm=audio 5 RTP/SAVP 96\r\na=rtpmap:96 opus/48000/2\r\na=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:YUQ1ZVNmMTc0QlhKNDFkNzFJSDlGRUNTS0xrT3NI|2^20|1:4\r\n", "line 5: a=crypto: an MKI"),
-        ("v=0\r\nc=IN IP4 1.2.3.4\r\nm=audio 5 RTP/AVP 96\r\na=rtpmap:96 opus/48000/2\r\na=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:YUQ1ZVNmMTc0QlhKNDFkNzFJSDlGRUNTS0xrT3NI\r\n", "line 5: a=crypto under RTP/AVP"),
         ("v=0\r\n" + String(repeating: "a=x\r\n", count: 1000), "more than 1000 lines"),
     ])
     func refuses(text: String, expected: String) {

@@ -1,7 +1,8 @@
 /// What one peer's SDP (RFC 4566, as RFC 3264 uses it) says about the Opus stream it takes: where it
 /// receives (`c=` and the `m=audio` port), the payload type it expects (any dynamic type 96–127 that
 /// `a=rtpmap` maps to opus/48000/2, RFC 7587), its Opus preferences (`a=fmtp`, `a=ptime`, `a=maxptime`),
-/// whether RTCP shares the port (`a=rtcp-mux`), and under RTP/SAVP the keys it sends with (`a=crypto`).
+/// whether RTCP shares the port (`a=rtcp-mux`), and the keys it sends with (`a=crypto`, under RTP/SAVP, or
+/// under RTP/AVP as ffmpeg writes it).
 ///
 /// The text is untrusted: its size and line count are bounded, every number is range-checked, and a malformed
 /// or unsupported description is refused with an `SDPError` naming the line. The first `m=audio` line with an
@@ -65,7 +66,6 @@ extension PeerDescription {
         var maxptime: Int?
         var rtcpMux = false
         var crypto: [SDPCrypto] = []
-        var cryptoLine = 0
         var sawVersion = false
         var sawChosen = false
         /// Set by `PeerDescription.init` before each line, for errors found later.
@@ -162,7 +162,6 @@ extension PeerDescription {
                     }
                     crypto.append(attribute)
                 }
-                cryptoLine = currentLine
             default: break
             }
         }
@@ -205,14 +204,12 @@ extension PeerDescription {
             if let ptime { description.opus.packetMilliseconds = ptime }
             if let maxptime { description.opus.maxPacketMilliseconds = maxptime }
             description.rtcpMux = rtcpMux
-            description.isSecure = isSecure
             description.crypto = crypto
             if isSecure && crypto.isEmpty {
                 throw SDPError("RTP/SAVP without an a=crypto of a supported suite (\(SRTPSuite.allCases.map(\.rawValue).joined(separator: ", ")))", line: mediaLine)
             }
-            if !isSecure && !crypto.isEmpty {
-                throw SDPError("a=crypto under RTP/AVP: SRTP needs the RTP/SAVP profile", line: cryptoLine)
-            }
+            // ffmpeg writes its SRTP description as RTP/AVP with a=crypto: the keys say it is SRTP.
+            description.isSecure = isSecure || !crypto.isEmpty
             return description
         }
     }

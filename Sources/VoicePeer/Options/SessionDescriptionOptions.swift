@@ -4,8 +4,8 @@ import VoiceCall
 /// `--local-sdp` and `--remote-sdp` of `voicepeer call`: the call's addresses, payload types, Opus preferences
 /// and SRTP keys from session descriptions (RFC 4566/3264) instead of, or besides, `--listen`/`--remote`.
 ///
-/// MINE says where this peer receives, the payload type it takes and the key it sends with; THEIRS where the
-/// remote receives, the payload type it takes and the key it sends with. `--remote` overrides THEIRS's address
+/// MINE says where this peer receives and the key it sends with; THEIRS where the remote receives, the payload
+/// type of the stream both ways (tools send with the type they describe) and the key it sends with. `--remote` overrides THEIRS's address
 /// (for a tool's SDP that describes the stream it sends to us, like ffmpeg's).
 struct SessionDescriptionOptions: ParsableArguments {
     @Option(name: .customLong("local-sdp"), help: "This peer's SDP (voicepeer sdp): where it listens and, with RTP/SAVP, the key it sends with.")
@@ -43,9 +43,10 @@ struct SessionDescriptionOptions: ParsableArguments {
         }
         if remoteAddress.port == 0 { throw CommandFailure("the remote needs a port other than 0") }
         var configuration = CallConfiguration(remote: remoteAddress)
+        // One payload type both ways, as tools do: the remote's when known (it sends with the type it described).
         if let theirs {
             configuration.payloadType = theirs.payloadType
-            configuration.receivedPayloadType = mine?.payloadType ?? theirs.payloadType
+            configuration.receivedPayloadType = theirs.payloadType
         } else if let mine {
             configuration.receivedPayloadType = mine.payloadType
         }
