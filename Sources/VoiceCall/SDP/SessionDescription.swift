@@ -20,11 +20,15 @@ public struct SessionDescription: Sendable, Hashable {
     public var sessionID: UInt64
     /// SRTP suites and the keys this peer sends with; empty for plain RTP.
     public var crypto: [SDPCrypto]
+    /// The SSRC of the stream, when it is known (a running call): `a=ssrc` (RFC 5576), which receivers that
+    /// key SRTP per SSRC (GStreamer's srtpdec) need.
+    public var ssrc: UInt32?
 
     public init(destination: SocketAddress, origin: SocketAddress, payloadType: UInt8 = RTPHeader.defaultPayloadType,
                 format: OpusFormat, bitsPerSecond: Int, inbandFEC: Bool, dtx: Bool, sessionID: UInt64,
-                crypto: [SDPCrypto] = []) {
+                crypto: [SDPCrypto] = [], ssrc: UInt32? = nil) {
         self.crypto = crypto
+        self.ssrc = ssrc
         self.destination = destination
         self.origin = origin
         self.payloadType = payloadType
@@ -53,7 +57,7 @@ public struct SessionDescription: Sendable, Hashable {
             "a=fmtp:\(payloadType) \(parameters.joined(separator: ";"))",
             "a=ptime:\(format.frameDurationMilliseconds)",
             "a=rtcp-mux",
-        ] + crypto.map { "a=crypto:\($0.attributeValue)" }
+        ] + crypto.map { "a=crypto:\($0.attributeValue)" } + (ssrc.map { ["a=ssrc:\($0) cname:voicepeer"] } ?? [])
         return lines.map { $0 + "\r\n" }.joined()
     }
 

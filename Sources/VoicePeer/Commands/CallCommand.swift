@@ -180,7 +180,8 @@ struct CallCommand: ParsableCommand {
                                    frameDurationMilliseconds: session.configuration.frameDurationMilliseconds),
             bitsPerSecond: bitrate, inbandFEC: session.configuration.inbandFEC, dtx: session.configuration.dtx,
             sessionID: UInt64(Date().timeIntervalSince1970),
-            crypto: session.configuration.srtp.map { [SDPCrypto(tag: 1, key: $0.sending)] } ?? [])
+            crypto: session.configuration.srtp.map { [SDPCrypto(tag: 1, key: $0.sending)] } ?? [],
+            ssrc: session.statistics.localSSRC)
         try TextFile.write(description.text, to: path, ownerOnly: session.configuration.srtp != nil)
     }
 }
