@@ -2,7 +2,7 @@ import CSRTP
 
 /// A libsrtp2 failure, carrying the library's own status (`srtp_err_status_t`) and its name. Typed and
 /// allocation-free, so the network thread can throw and count it per packet.
-public struct SRTPError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct SRTPError: Error, Hashable, Sendable, Codable, CustomStringConvertible {
     /// The `srtp_err_status_t` value.
     public let status: UInt32
 
