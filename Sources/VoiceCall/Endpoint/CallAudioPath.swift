@@ -5,7 +5,7 @@ import VoiceIO
 /// and, on a device that knows its echo (`EchoGroundTruthSource`), the ground-truth ERLE meter.
 ///
 /// ```
-/// render callback ◄─ CallSession.renderReceived ◄─ network          input callback ─► readInput ─► [mute] ─► CallSession.sendCaptured
+/// render callback ◄─ CallSession.renderReceived ◄─ network          input callback ─► readInput ─► CallSession.sendCaptured
 ///                 └─► far-end recorder                                                          ├─► sent recorder
 ///                                                                                               └─► ERLE meter (with the period's ground truth)
 /// ```
@@ -18,7 +18,6 @@ final class CallAudioPath: @unchecked Sendable {
     private let far: StreamRecorder?
     private let groundTruth: (any EchoGroundTruthSource)?
     let echoMeter: ERLEMeter?
-    let isMicrophoneMuted = Atomic<Bool>(false)
     private let scratch: UnsafeMutableBufferPointer<Float>
 
     /// Not real-time safe. `settlePeriodCount`: echo-only periods in a row before one counts (the processed voice
@@ -53,15 +52,13 @@ final class CallAudioPath: @unchecked Sendable {
     private func deliverInput() {
         var sumOfSquares: Float = 0
         var frameCount = 0
-        let muted = isMicrophoneMuted.load(ordering: .relaxed)
         while true {
             let count = unit.readInput(into: .float32(scratch))
             guard count > 0 else { break }
-            let frames = UnsafeMutableBufferPointer(rebasing: scratch[..<count])
+            let frames = UnsafeBufferPointer(rebasing: scratch[..<count])
             if echoMeter != nil { for sample in frames { sumOfSquares += sample * sample } }
-            if muted { frames.update(repeating: 0) }
-            session.sendCaptured(UnsafeBufferPointer(frames))
-            sent?.append(UnsafeBufferPointer(frames))
+            session.sendCaptured(frames)
+            sent?.append(frames)
             frameCount += count
         }
         // The device exchanges this period right now: its ground truth is this period's.

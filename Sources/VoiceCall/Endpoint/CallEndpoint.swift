@@ -102,12 +102,16 @@ public final class CallEndpoint: @unchecked Sendable {
         guard unit.bypassVoiceProcessing != bypassed else { return seconds }
         unit.bypassVoiceProcessing = bypassed
         lock.withLock { toggles += 1 }
-        if let events = recordingPaths.events, let handle = FileHandle(forWritingAtPath: events) {
-            handle.seekToEndOfFile()
-            handle.write(Data(String(format: "%.3f\tbypass %@\t%@\n", seconds, bypassed ? "on" : "off", source).utf8))
-            try? handle.close()
-        }
+        noteEvent("bypass \(bypassed ? "on" : "off")\t\(source)", atSeconds: seconds)
         return seconds
+    }
+
+    /// Appends "seconds<TAB>event" to the events file beside the sent recording (if it is recorded).
+    public func noteEvent(_ event: String, atSeconds seconds: Double) {
+        guard let events = recordingPaths.events, let handle = FileHandle(forWritingAtPath: events) else { return }
+        handle.seekToEndOfFile()
+        handle.write(Data(String(format: "%.3f\t%@\n", seconds, event).utf8))
+        try? handle.close()
     }
 
     @discardableResult
@@ -116,10 +120,10 @@ public final class CallEndpoint: @unchecked Sendable {
     /// Times bypass changed.
     public var bypassToggleCount: Int { lock.withLock { toggles } }
 
-    /// Sends silence instead of the microphone (the meters and the raw microphone recording still hear it).
+    /// Sends silence instead of the microphone (the unit's `isInputMuted`: it still listens for muted speech).
     public var isMicrophoneMuted: Bool {
-        get { audioPath.isMicrophoneMuted.load(ordering: .relaxed) }
-        set { audioPath.isMicrophoneMuted.store(newValue, ordering: .relaxed) }
+        get { unit.isInputMuted }
+        set { unit.isInputMuted = newValue }
     }
 
     /// Silences the loudspeaker (the unit's `muteOutput`).

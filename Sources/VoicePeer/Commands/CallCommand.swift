@@ -13,12 +13,13 @@ import VoiceIOSimulation
 struct CallCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "call",
-        abstract: "Talk-back call over RTP/Opus with the voice unit (b or SIGUSR1 toggles bypass).")
+        abstract: "Talk-back call over RTP/Opus with the voice unit (b or SIGUSR1 toggles bypass, m or SIGUSR2 mute).")
 
-    @Option(help: "Local HOST:PORT to receive on (and send from).")
-    var listen: String
-    @Option(help: "Remote peer's HOST:PORT: the only source accepted and where our stream goes.")
-    var remote: String
+    @Option(help: "Local HOST:PORT to receive on (and send from); or from --local-sdp.")
+    var listen: String?
+    @Option(help: "Remote peer's HOST:PORT: the only source accepted and where our stream goes; or from --remote-sdp.")
+    var remote: String?
+    @OptionGroup var sessionDescriptions: SessionDescriptionOptions
     @OptionGroup var audioDevice: DeviceOptions
     @Option(help: "Near-end talker for the simulated room (an audio file, repeated with a second's pause for the whole call; not with alsa:).")
     var talker: String?
@@ -54,9 +55,12 @@ struct CallCommand: ParsableCommand {
     var report: String?
     @Option(name: .customLong("report-interval"), help: "Also rewrite the --report every this many seconds during the call (stopReason null until it ends).")
     var reportInterval: Double?
+    @OptionGroup var appSounds: AppSoundOptions
+    @Flag(help: "Play a ringtone until the far end first talks.")
+    var ringtone = false
 
     func validate() throws {
-        if remote.hasSuffix(":0") { throw ValidationError("--remote needs a port other than 0") }
+        if remote?.hasSuffix(":0") == true { throw ValidationError("--remote needs a port other than 0") }
         guard StreamFormat.voiceRates.contains(voiceRate) else {
             throw ValidationError("--voice-rate \(voiceRate) is not one of \(StreamFormat.voiceRates.map(String.init).joined(separator: ", "))")
         }
@@ -81,28 +85,35 @@ struct CallCommand: ParsableCommand {
     func run() throws {
         var deviceFailure: String?
         try CommandFailure.reporting {
-            var configuration = CallConfiguration(remote: try SocketAddress.resolve(remote))
+            var (listenAddress, configuration, remotePreferences) = try sessionDescriptions.resolve(listen: listen, remote: remote)
             configuration.voiceRate = voiceRate
             configuration.frameDurationMilliseconds = frameMilliseconds
             configuration.bitsPerSecond = bitrate
             configuration.inbandFEC = fec
             configuration.dtx = dtx
+            SessionDescriptionOptions.apply(remotePreferences, to: &configuration)
             let baseDevice = try openDevice()
             let endpoint = try CallEndpoint(
-                device: baseDevice, listen: try SocketAddress.resolve(listen), configuration: configuration,
+                device: baseDevice, listen: listenAddress, configuration: configuration,
                 recordings: CallRecordingPaths(sent: record, microphone: recordMic, farEnd: recordFar,
                                                loudspeaker: recordSpeaker))
-            if let sdp { try writeSDP(to: sdp, session: endpoint.session) }
+            let unit = endpoint.unit, session = endpoint.session
+            if let sdp { try writeSDP(to: sdp, session: session) }
             if let report { try TextFile.write("", to: report) }  // a bad path fails before the call, not after
-            endpoint.unit.bypassVoiceProcessing = bypass
+            unit.bypassVoiceProcessing = bypass
+            let sounds = try AppSoundGraph(unit: unit, files: appSounds.plays, ringtone: ringtone)
+            unit.isInputMuted = appSounds.mute
+
             try endpoint.start()
-            let unit = endpoint.unit, session = endpoint.session, latency = endpoint.latency
-            print("call: \(session.localAddress) ⇄ \(configuration.remote), \(endpoint.device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(voiceRate) Hz, Opus \(configuration.codecRate) Hz \(frameMilliseconds) ms \(bitrate) bit/s\(fec ? " FEC" : "")\(dtx ? " DTX" : ""), lookahead \(String(format: "%.1f", latency.encoderLookaheadMilliseconds)) ms, unit capture latency: conversion \(String(format: "%.1f", latency.conversionMilliseconds)) ms, processing \(String(format: "%.1f", latency.processingMilliseconds)) ms")
+            try sounds?.start()
+            let latency = endpoint.latency
+            print("call: \(session.localAddress) ⇄ \(configuration.remote), \(endpoint.device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(voiceRate) Hz, Opus \(configuration.codecRate) Hz \(configuration.frameDurationMilliseconds) ms \(bitrate) bit/s\(configuration.inbandFEC ? " FEC" : "")\(configuration.dtx ? " DTX" : "") PT \(configuration.payloadType)/\(configuration.receivedPayloadType)\(configuration.srtp.map { ", \($0)" } ?? ""), lookahead \(String(format: "%.1f", latency.encoderLookaheadMilliseconds)) ms, unit capture latency: conversion \(String(format: "%.1f", latency.conversionMilliseconds)) ms, processing \(String(format: "%.1f", latency.processingMilliseconds)) ms")
             fflush(nil)
-            let monitor = CallMonitor(endpoint: endpoint)
+            let monitor = CallMonitor(endpoint: endpoint, sounds: sounds)
             let reason = monitor.run(duration: duration, every: reportInterval.map { interval in
                 (interval, { try? writeReport(endpoint.report()) })
             })
+            sounds?.stop()
             endpoint.stop()
             if case .deviceFailed(let failure) = reason { deviceFailure = failure }
             var callReport = endpoint.report(stopReason: reason.description)
@@ -159,11 +170,16 @@ struct CallCommand: ParsableCommand {
     }
 
     private func writeSDP(to path: String, session: CallSession) throws {
+        // For tools that receive what we send: our destination, and with SRTP the key we send with (0600).
         let description = SessionDescription(
             destination: session.configuration.remote, origin: session.localAddress,
             payloadType: session.configuration.payloadType,
-            format: try OpusFormat(sampleRate: session.configuration.codecRate, frameDurationMilliseconds: frameMilliseconds),
-            bitsPerSecond: bitrate, inbandFEC: fec, dtx: dtx, sessionID: UInt64(Date().timeIntervalSince1970))
-        try TextFile.write(description.text, to: path)
+            format: try OpusFormat(sampleRate: session.configuration.codecRate,
+                                   frameDurationMilliseconds: session.configuration.frameDurationMilliseconds),
+            bitsPerSecond: bitrate, inbandFEC: session.configuration.inbandFEC, dtx: session.configuration.dtx,
+            sessionID: UInt64(Date().timeIntervalSince1970),
+            crypto: session.configuration.srtp.map { [SDPCrypto(tag: 1, key: $0.sending)] } ?? [],
+            ssrc: session.statistics.localSSRC)
+        try TextFile.write(description.text, to: path, ownerOnly: session.configuration.srtp != nil)
     }
 }

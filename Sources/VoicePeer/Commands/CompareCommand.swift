@@ -24,6 +24,9 @@ struct CompareCommand: ParsableCommand {
     var skipSeconds = 0.0
     @Option(name: .customLong("length-s"), help: "Compare at most this many seconds of the reference.")
     var lengthSeconds = 10.0
+    @Option(name: .customLong("window-s"),
+            help: "Also print windowed_correlation: the median over windows this long of each one's best correlation within 100 ms of the overall lag.")
+    var windowSeconds: Double?
     @Option(name: .customLong("reference-start"),
             help: "When the reference's frame 0 happened, in seconds of one clock (e.g. from voicepeer call's summary).")
     var referenceStartSeconds: Double?
@@ -38,12 +41,15 @@ struct CompareCommand: ParsableCommand {
         var correlation: Double
         var testRMSDBFS: Double
         var delayMilliseconds: Double?
+        /// With --window-s: the median of the windows' correlations (nil when no window qualified).
+        var windowedCorrelation: Double?
     }
 
     func validate() throws {
         try FlagRange(flag: "--max-lag-ms", range: 0...60_000).check(maxLagMilliseconds)
         try FlagRange(flag: "--skip-s", range: 0...86_400).check(skipSeconds)
         try FlagRange(flag: "--length-s", range: 0...86_400, isLowerBoundExcluded: true).check(lengthSeconds)
+        try FlagRange(flag: "--window-s", range: 0.05...60).check(windowSeconds)
         try FlagRange(flag: "--reference-start", range: -1e12...1e12).check(referenceStartSeconds)
         try FlagRange(flag: "--test-start", range: -1e12...1e12).check(testStartSeconds)
         guard (referenceStartSeconds == nil) == (testStartSeconds == nil) else {
@@ -70,6 +76,15 @@ struct CompareCommand: ParsableCommand {
             let level = received.withUnsafeBufferPointer { LevelMeter.measure($0).rmsDBFS }
             var comparison = Comparison(lagMilliseconds: lagMilliseconds, correlation: Double(result.correlation),
                                         testRMSDBFS: Double(level))
+            if let windowSeconds {
+                comparison.windowedCorrelation = window.withUnsafeBufferPointer { reference in
+                    received.withUnsafeBufferPointer { test in
+                        SignalAlignment.windowedMedianCorrelation(
+                            reference: reference, test: test, overall: result,
+                            windowFrames: Int(windowSeconds * Double(rate)), windowLagRange: rate / 10)
+                    }
+                }
+            }
             if let referenceStartSeconds, let testStartSeconds {
                 // The same sound is at reference frame i and test frame i + lag: its delay on the common clock.
                 comparison.delayMilliseconds = lagMilliseconds + (testStartSeconds - referenceStartSeconds) * 1000
@@ -79,6 +94,9 @@ struct CompareCommand: ParsableCommand {
                 return
             }
             var line = String(format: "lag_ms=%.1f correlation=%.3f test_rms_dbfs=%.1f", lagMilliseconds, result.correlation, level)
+            if windowSeconds != nil {
+                line += comparison.windowedCorrelation.map { String(format: " windowed_correlation=%.3f", $0) } ?? " windowed_correlation=none"
+            }
             if let delay = comparison.delayMilliseconds { line += String(format: " delay_ms=%.1f", delay) }
             print(line)
         }

@@ -2,9 +2,9 @@ import Foundation
 import VoiceCall
 import VoiceIO
 
-/// The main thread of `voicepeer call`: reads keys (raw terminal) and signals, toggles the endpoint's bypass,
-/// shows the status line on a terminal or logs a plain line every few seconds otherwise, and prints the summary
-/// from the call's report.
+/// The main thread of `voicepeer call`: reads keys (raw terminal) and signals, toggles the endpoint's bypass and
+/// mute, reports muted speech, stops the ringtone when the far end first talks, shows the status line on a
+/// terminal or logs a plain line every few seconds otherwise, and prints the summary from the call's report.
 final class CallMonitor {
     enum StopReason: CustomStringConvertible {
         case duration, key, signal(Int32)
@@ -23,9 +23,14 @@ final class CallMonitor {
 
     private let endpoint: CallEndpoint
     private let signals = SignalWatcher()
+    private let sounds: AppSoundGraph?
+    private let mutedSpeech: MutedSpeechLog
+    private var handledMuteSignals = 0
 
-    init(endpoint: CallEndpoint) {
+    init(endpoint: CallEndpoint, sounds: AppSoundGraph? = nil) {
         self.endpoint = endpoint
+        self.sounds = sounds
+        mutedSpeech = MutedSpeechLog(unit: endpoint.unit)
     }
 
     private var seconds: Double { endpoint.elapsedSeconds }
@@ -36,7 +41,7 @@ final class CallMonitor {
         let terminal = RawTerminal()
         defer { terminal?.restore() }
         let isStatusTerminal = isatty(STDERR_FILENO) == 1
-        if terminal != nil { print("keys: b toggles bypass, q quits") }
+        if terminal != nil { print("keys: b toggles bypass, m toggles mute, q quits") }
         var handledSignals = 0
         var lastLog = 0.0
         var lastAction = 0.0
@@ -48,8 +53,17 @@ final class CallMonitor {
                 handledSignals += 1
                 toggle(by: "SIGUSR1", isStatusTerminal)
             }
+            while handledMuteSignals < signals.secondUserSignalCount {
+                handledMuteSignals += 1
+                toggleMute(by: "SIGUSR2", isStatusTerminal)
+            }
+            for event in mutedSpeech.take() {
+                report(MutedSpeechLog.text(event), at: MutedSpeechLog.seconds(event), event: MutedSpeechLog.name(event),
+                       isStatusTerminal)
+            }
             if let terminal, let key = terminal.readKey(timeoutMilliseconds: 100) {
                 if key == UInt8(ascii: "b") { toggle(by: "key", isStatusTerminal) }
+                if key == UInt8(ascii: "m") { toggleMute(by: "key", isStatusTerminal) }
                 if key == UInt8(ascii: "q") { return finishLine(.key, isStatusTerminal) }
             } else if terminal == nil {
                 usleep(100_000)
@@ -59,8 +73,13 @@ final class CallMonitor {
                 every.action()
             }
             let statistics = endpoint.statistics
+            if let sounds, sounds.isRinging, statistics.unit.farEnd.rmsDBFS > AppSoundGraph.farVoiceThresholdDBFS {
+                sounds.stopRinging()
+                report(String(format: "%.3f s: ringtone stopped, the far end talks", seconds), at: seconds,
+                       event: "ringtone stopped", isStatusTerminal)
+            }
             let line = CallStatusLine.text(seconds: seconds, unit: statistics.unit, call: statistics.call,
-                                           bypass: endpoint.bypass)
+                                           bypass: endpoint.bypass, muted: endpoint.isMicrophoneMuted)
             if isStatusTerminal {
                 CallStatusLine.show(line)
             } else if seconds - lastLog >= 5 {
@@ -81,6 +100,22 @@ final class CallMonitor {
         if isStatusTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
         print(String(format: "%.3f s: bypass %@ (%@)", when, endpoint.bypass ? "on" : "off", source))
         fflush(nil)
+    }
+
+    private func toggleMute(by source: String, _ isStatusTerminal: Bool) {
+        endpoint.isMicrophoneMuted.toggle()
+        let state = endpoint.isMicrophoneMuted ? "on" : "off"
+        let when = seconds
+        report(String(format: "%.3f s: mute %@ (%@)", when, state, source), at: when,
+               event: "mute \(state)\t\(source)", isStatusTerminal)
+    }
+
+    /// Prints `line` (below the status line) and notes `event` at `when` seconds in the call's events file.
+    private func report(_ line: String, at when: Double, event: String, _ isStatusTerminal: Bool) {
+        if isStatusTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
+        print(line)
+        fflush(nil)
+        endpoint.noteEvent(event, atSeconds: when)
     }
 
     func printSummary(_ report: CallReport) {
@@ -123,7 +158,9 @@ final class CallMonitor {
                          recording.sampleRate,
                          recording.droppedFrames > 0 ? " (\(recording.droppedFrames) frames dropped)" : "", clock))
         }
-        if let events = report.bypassEvents { print("  bypass events: \(events)") }
+        print("  mute \(endpoint.isMicrophoneMuted ? "on" : "off") at the end; muted speech started \(mutedSpeech.startCount) times")
+        if let sounds { print("  app sound buses:\n" + sounds.summaryLines.map { "  " + $0 }.joined(separator: "\n")) }
+        if let events = report.bypassEvents { print("  bypass, mute and muted speech events: \(events)") }
         let roomTime = report.roomSimulationMilliseconds.map { String(format: ", room simulation %.1f ms", $0) } ?? ""
         print(String(format: "  audio thread time: call playout (jitter buffer, Opus decoding) %.1f ms%@",
                      report.playoutMilliseconds, roomTime))
