@@ -1,0 +1,186 @@
+import Benchmark
+import VoiceCall
+import VoiceIO
+
+/// VoiceIO's hot kernels, one 10 ms block (or one 20 ms packet) per iteration at 16 kHz voice, 48 kHz device.
+/// Each object is built before `startMeasurement`, so the figures (and the malloc counts, which must stay 0 on
+/// the real-time kernels) cover the per-block work only. Run with `scripts/bench` or
+/// `swift package benchmark` in this folder; `Thresholds/` holds the figures `thresholds check` compares with.
+let benchmarks: @Sendable () -> Void = {
+    let voiceRate = 16000
+    let blockFrames = voiceRate / 100
+    // CPU time is noisy on a shared machine: a kernel fails the check only when it is 25 % slower than the
+    // stored figure (and 20 µs more); an allocation on the real-time path fails it at once.
+    let timing = BenchmarkThresholds(relative: [.p50: 25], absolute: [.p50: 20_000])
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.cpuTotal, .wallClock, .mallocCountTotal, .throughput],
+        timeUnits: .microseconds,
+        warmupIterations: 10,
+        maxDuration: .seconds(2),
+        maxIterations: 1000,
+        thresholds: [.cpuTotal: timing, .mallocCountTotal: .init(absolute: [.p100: 0])]
+    )
+
+    /// Ten seconds of speech-like far end and its echo through a 200 ms room, plus a quieter near talker.
+    let seconds = 10
+    let far = SyntheticAudio.speechLike(sampleRate: voiceRate, frameCount: seconds * voiceRate, amplitude: 0.3)
+    let room = SyntheticAudio.echoPath(sampleRate: voiceRate, delayMilliseconds: 5, tailMilliseconds: 200, gain: 0.5)
+    let near = SyntheticAudio.speechLike(sampleRate: voiceRate, frameCount: seconds * voiceRate, amplitude: 0.1,
+                                         seed: 9)
+    let microphone = zip(SyntheticAudio.convolve(far, with: room), near).map { $0 + $1 }
+    let blockCount = far.count / blockFrames
+    func int16(_ samples: [Float]) -> [Int16] { samples.map { Int16(max(-32768, min(32767, $0 * 32768))) } }
+    let far16 = int16(far), microphone16 = int16(microphone)
+
+    Benchmark("MDF block (speexdsp, 200 ms filter)") { benchmark in
+        let canceller = try! EchoCanceller(frameCount: blockFrames, filterLengthMilliseconds: 200, sampleRate: voiceRate)
+        var output = [Int16](repeating: 0, count: blockFrames)
+        benchmark.startMeasurement()
+        for iteration in benchmark.scaledIterations {
+            let start = (iteration % blockCount) * blockFrames
+            microphone16.withUnsafeBufferPointer { mic in
+                far16.withUnsafeBufferPointer { ref in
+                    output.withUnsafeMutableBufferPointer { out in
+                        canceller.process(microphone: mic.baseAddress! + start, reference: ref.baseAddress! + start,
+                                          output: out.baseAddress!)
+                    }
+                }
+            }
+        }
+        blackHole(output)
+    }
+
+    Benchmark("Suppressor block") { benchmark in
+        let suppressor = ResidualEchoSuppressor(sampleRate: voiceRate, blockFrameCount: blockFrames, lateDelayBlocks: 20)
+        var output = [Float](repeating: 0, count: blockFrames)
+        benchmark.startMeasurement()
+        for iteration in benchmark.scaledIterations {
+            let start = (iteration % blockCount) * blockFrames
+            for index in 0..<blockFrames { output[index] = near[start + index] }
+            microphone.withUnsafeBufferPointer { mic in
+                far.withUnsafeBufferPointer { ref in
+                    output.withUnsafeMutableBufferPointer { out in
+                        suppressor.process(output: out,
+                                           echoEstimate: UnsafeBufferPointer(rebasing: mic[start..<start + blockFrames]),
+                                           reference: UnsafeBufferPointer(rebasing: ref[start..<start + blockFrames]))
+                    }
+                }
+            }
+        }
+        blackHole(output)
+    }
+
+    Benchmark("Echo pipeline block (MDF + suppressor + NS)") { benchmark in
+        let pipeline = try! EchoPipeline(sampleRate: voiceRate, blockFrameCount: blockFrames)
+        var output = [Float](repeating: 0, count: blockFrames)
+        benchmark.startMeasurement()
+        for iteration in benchmark.scaledIterations {
+            let block = (iteration % blockCount) * blockFrames..<((iteration % blockCount) + 1) * blockFrames
+            microphone.withUnsafeBufferPointer { mic in
+                far.withUnsafeBufferPointer { ref in
+                    output.withUnsafeMutableBufferPointer { out in
+                        blackHole(pipeline.process(microphone: UnsafeBufferPointer(rebasing: mic[block]),
+                                                   reference: UnsafeBufferPointer(rebasing: ref[block]), output: out))
+                    }
+                }
+            }
+        }
+    }
+
+    Benchmark("RealFFT 512 forward + inverse") { benchmark in
+        let fft = RealFFT(frameCount: 512)
+        var real = [Float](repeating: 0, count: fft.binCount), imaginary = real
+        var output = [Float](repeating: 0, count: 512)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            far.withUnsafeBufferPointer { input in
+                real.withUnsafeMutableBufferPointer { re in
+                    imaginary.withUnsafeMutableBufferPointer { im in
+                        fft.forward(input.baseAddress!, real: re.baseAddress!, imaginary: im.baseAddress!)
+                        output.withUnsafeMutableBufferPointer {
+                            fft.inverse(real: re.baseAddress!, imaginary: im.baseAddress!, output: $0.baseAddress!)
+                        }
+                    }
+                }
+            }
+        }
+        blackHole(output)
+    }
+
+    Benchmark("Resampler 48 kHz -> 16 kHz, 10 ms") { benchmark in
+        let resampler = try! Resampler(inputRate: 48000, outputRate: voiceRate, quality: 5)
+        let input = SyntheticAudio.speechLike(sampleRate: 48000, frameCount: 480)
+        var output = [Float](repeating: 0, count: resampler.maximumOutputFrames(inputFrames: 480))
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            input.withUnsafeBufferPointer { source in
+                output.withUnsafeMutableBufferPointer { blackHole(resampler.process(input: source, output: $0)) }
+            }
+        }
+    }
+
+    // Opus at 24 kbit/s, 20 ms packets: complexity 9 (the default) and 5 (the cheaper setting).
+    let packetFrames = voiceRate / 50
+    for complexity in [9, 5] {
+        Benchmark("Opus encode 20 ms, complexity \(complexity)") { benchmark in
+            let format = try! OpusFormat(sampleRate: voiceRate)
+            let encoder = try! OpusEncoder(.init(format: format, complexity: complexity))
+            var packet = [UInt8](repeating: 0, count: OpusEncoder.maxPacketByteCount)
+            benchmark.startMeasurement()
+            for iteration in benchmark.scaledIterations {
+                let start = (iteration % (far.count / packetFrames)) * packetFrames
+                far.withUnsafeBufferPointer { pcm in
+                    packet.withUnsafeMutableBytes {
+                        blackHole(try! encoder.encode(UnsafeBufferPointer(rebasing: pcm[start..<start + packetFrames]),
+                                                      into: $0))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Twenty seconds of 20 ms Opus packets of the far end (complexity 9), for the decoder and jitter buffer.
+    func encodedPackets() -> [[UInt8]] {
+        let encoder = try! OpusEncoder(.init(format: try! OpusFormat(sampleRate: voiceRate)))
+        var packet = [UInt8](repeating: 0, count: OpusEncoder.maxPacketByteCount)
+        return (0..<far.count / packetFrames).map { index in
+            let count = far.withUnsafeBufferPointer { pcm in
+                packet.withUnsafeMutableBytes {
+                    try! encoder.encode(UnsafeBufferPointer(rebasing: pcm[index * packetFrames..<(index + 1) * packetFrames]),
+                                        into: $0)
+                }
+            }
+            return Array(packet[..<count])
+        }
+    }
+
+    Benchmark("Opus decode 20 ms") { benchmark in
+        let packets = encodedPackets()
+        let decoder = try! OpusDecoder(sampleRate: voiceRate)
+        var pcm = [Float](repeating: 0, count: packetFrames)
+        benchmark.startMeasurement()
+        for iteration in benchmark.scaledIterations {
+            packets[iteration % packets.count].withUnsafeBytes { packet in
+                pcm.withUnsafeMutableBufferPointer { blackHole(try! decoder.decode(packet, into: $0)) }
+            }
+        }
+    }
+
+    Benchmark("Jitter buffer push + pull 20 ms (with Opus decode)") { benchmark in
+        let packets = encodedPackets()
+        let jitter = try! JitterBuffer(sampleRate: voiceRate)
+        var pcm = [Float](repeating: 0, count: packetFrames)
+        let ticksPerPacket = Int64(OpusFormat.rtpClockRate / 50)
+        benchmark.startMeasurement()
+        for iteration in benchmark.scaledIterations {
+            let header = RTPHeader(sequenceNumber: UInt16(truncatingIfNeeded: iteration),
+                                   timestamp: UInt32(truncatingIfNeeded: iteration * Int(ticksPerPacket)), ssrc: 1)
+            let now = Int64(iteration) * ticksPerPacket
+            packets[iteration % packets.count].withUnsafeBytes { payload in
+                jitter.push(RTPPacket(header: header, payload: payload), arrivalTicks: now)
+            }
+            pcm.withUnsafeMutableBufferPointer { jitter.pull(into: $0, nowTicks: now) }
+        }
+        blackHole(pcm)
+    }
+}
