@@ -20,6 +20,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "VoiceIO", package: library),
                 .product(name: "VoiceCall", package: library),
+                .product(name: "VoiceIOSimulation", package: library),
             ],
             path: "Benchmarks/VoiceKernels",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -1,6 +1,7 @@
 import Benchmark
 import VoiceCall
 import VoiceIO
+import VoiceIOSimulation
 
 /// VoiceIO's hot kernels, one 10 ms block (or one 20 ms packet) per iteration at 16 kHz voice, 48 kHz device.
 /// Each object is built before `startMeasurement`, so the figures (and the malloc counts, which must stay 0 on
