@@ -3,23 +3,28 @@ import VoiceCall
 import VoiceIO
 import VoiceIOSimulation
 
-/// VoiceIO's hot kernels, one 10 ms block (or one 20 ms packet) per iteration at 16 kHz voice, 48 kHz device.
-/// Each object is built before `startMeasurement`, so the figures (and the malloc counts, which must stay 0 on
-/// the real-time kernels) cover the per-block work only. Run with `scripts/bench` or
-/// `swift package benchmark` in this folder; `Thresholds/` holds the figures `thresholds check` compares with.
+/// VoiceIO's hot kernels at 16 kHz voice (48 kHz device): one sample is 1000 iterations of one 10 ms block (or
+/// one 20 ms packet), so times read as milliseconds per 1000 blocks = microseconds per block. Each object is
+/// built before `startMeasurement`, so the figures cover the per-block work only, and the malloc count per
+/// sample is the harness's own (16) unless a kernel allocates. Run by `scripts/bench`, or
+/// `swift package benchmark` in this folder; `Thresholds/` holds the p90 figures `thresholds check` compares with
+/// (names without spaces or punctuation: the tool looks the files up by the raw name). MDF: speexdsp's filter,
+/// 200 ms; EchoPipelineBlock: MDF + residual echo suppressor + speexdsp noise suppression; the jitter buffer
+/// push + pull includes the Opus decode.
 let benchmarks: @Sendable () -> Void = {
     let voiceRate = 16000
     let blockFrames = voiceRate / 100
-    // CPU time is noisy on a shared machine: a kernel fails the check only when it is 25 % slower than the
-    // stored figure (and 20 µs more); an allocation on the real-time path fails it at once.
-    let timing = BenchmarkThresholds(relative: [.p50: 25], absolute: [.p50: 20_000])
+    // Wall-clock time on a shared 2-core machine swings by 2x under other builds (and CPU time, counted in 10 ms
+    // ticks, is too coarse to check): a kernel fails the check when its p90 is 3x the stored figure (a gross
+    // regression); one allocation per 1000 blocks on a real-time kernel fails it at once.
     Benchmark.defaultConfiguration = .init(
-        metrics: [.cpuTotal, .wallClock, .mallocCountTotal, .throughput],
-        timeUnits: .microseconds,
-        warmupIterations: 10,
-        maxDuration: .seconds(2),
-        maxIterations: 1000,
-        thresholds: [.cpuTotal: timing, .mallocCountTotal: .init(absolute: [.p100: 0])]
+        metrics: [.wallClock, .mallocCountTotal],
+        timeUnits: .milliseconds,
+        warmupIterations: 1,
+        scalingFactor: .kilo,
+        maxDuration: .seconds(3),
+        maxIterations: 30,
+        thresholds: [.wallClock: .init(relative: [.p90: 200]), .mallocCountTotal: .init(absolute: [.p90: 0])]
     )
 
     /// Ten seconds of speech-like far end and its echo through a 200 ms room, plus a quieter near talker.
@@ -33,7 +38,7 @@ let benchmarks: @Sendable () -> Void = {
     func int16(_ samples: [Float]) -> [Int16] { samples.map { Int16(max(-32768, min(32767, $0 * 32768))) } }
     let far16 = int16(far), microphone16 = int16(microphone)
 
-    Benchmark("MDF block (speexdsp, 200 ms filter)") { benchmark in
+    Benchmark("MDFBlock200ms") { benchmark in
         let canceller = try! EchoCanceller(frameCount: blockFrames, filterLengthMilliseconds: 200, sampleRate: voiceRate)
         var output = [Int16](repeating: 0, count: blockFrames)
         benchmark.startMeasurement()
@@ -51,7 +56,7 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(output)
     }
 
-    Benchmark("Suppressor block") { benchmark in
+    Benchmark("SuppressorBlock") { benchmark in
         let suppressor = ResidualEchoSuppressor(sampleRate: voiceRate, blockFrameCount: blockFrames, lateDelayBlocks: 20)
         var output = [Float](repeating: 0, count: blockFrames)
         benchmark.startMeasurement()
@@ -71,7 +76,7 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(output)
     }
 
-    Benchmark("Echo pipeline block (MDF + suppressor + NS)") { benchmark in
+    Benchmark("EchoPipelineBlock") { benchmark in
         let pipeline = try! EchoPipeline(sampleRate: voiceRate, blockFrameCount: blockFrames)
         var output = [Float](repeating: 0, count: blockFrames)
         benchmark.startMeasurement()
@@ -88,7 +93,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("RealFFT 512 forward + inverse") { benchmark in
+    Benchmark("RealFFT512ForwardInverse") { benchmark in
         let fft = RealFFT(frameCount: 512)
         var real = [Float](repeating: 0, count: fft.binCount), imaginary = real
         var output = [Float](repeating: 0, count: 512)
@@ -108,7 +113,7 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(output)
     }
 
-    Benchmark("Resampler 48 kHz -> 16 kHz, 10 ms") { benchmark in
+    Benchmark("Resampler48kTo16k") { benchmark in
         let resampler = try! Resampler(inputRate: 48000, outputRate: voiceRate, quality: 5)
         let input = SyntheticAudio.speechLike(sampleRate: 48000, frameCount: 480)
         var output = [Float](repeating: 0, count: resampler.maximumOutputFrames(inputFrames: 480))
@@ -123,7 +128,7 @@ let benchmarks: @Sendable () -> Void = {
     // Opus at 24 kbit/s, 20 ms packets: complexity 9 (the default) and 5 (the cheaper setting).
     let packetFrames = voiceRate / 50
     for complexity in [9, 5] {
-        Benchmark("Opus encode 20 ms, complexity \(complexity)") { benchmark in
+        Benchmark("OpusEncode20msComplexity\(complexity)") { benchmark in
             let format = try! OpusFormat(sampleRate: voiceRate)
             let encoder = try! OpusEncoder(.init(format: format, complexity: complexity))
             var packet = [UInt8](repeating: 0, count: OpusEncoder.maxPacketByteCount)
@@ -155,8 +160,8 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("Opus decode 20 ms") { benchmark in
-        let packets = encodedPackets()
+    let packets = encodedPackets()
+    Benchmark("OpusDecode20ms") { benchmark in
         let decoder = try! OpusDecoder(sampleRate: voiceRate)
         var pcm = [Float](repeating: 0, count: packetFrames)
         benchmark.startMeasurement()
@@ -167,8 +172,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("Jitter buffer push + pull 20 ms (with Opus decode)") { benchmark in
-        let packets = encodedPackets()
+    Benchmark("JitterBufferPushPull20ms") { benchmark in
         let jitter = try! JitterBuffer(sampleRate: voiceRate)
         var pcm = [Float](repeating: 0, count: packetFrames)
         let ticksPerPacket = Int64(OpusFormat.rtpClockRate / 50)
