@@ -5,7 +5,8 @@ import VoiceIO
 @testable import VoiceCall
 
 /// Times at which tone bursts start in what a device plays, stamped on the monotonic clock from the I/O cycle:
-/// an onset is a sample above 0.15 after at least 100 ms of samples below 0.02 (and none above 0.15). Preallocated; `scan` is real-time safe.
+/// an onset is a sample above 0.15 after at least 100 ms of samples below 0.02 (and none above 0.15).
+/// Preallocated; `scan` is real-time safe.
 final class OnsetClock: @unchecked Sendable {
     private let times: UnsafeMutableBufferPointer<Int64>
     private let count = Atomic<Int>(0)
@@ -106,7 +107,10 @@ final class OnsetClock: @unchecked Sendable {
             guard let sent = sends.last(where: { $0 < onset }) else { return nil }
             return (sent, Double(onset - sent) / 1e6 + playbackMilliseconds)
         }
-        print("\(kind) \(pause): send to loudspeaker per burst (ms): \(delays.map { String(format: "%.0f", $0.milliseconds) }.joined(separator: " ")); playback delay \(String(format: "%.0f", playbackMilliseconds)) ms; JB skipped \(stats.skippedMilliseconds) ms, puller pauses \(stats.pullGaps), target \(stats.targetDelayMilliseconds) ms")
+        let perBurst = delays.map { String(format: "%.0f", $0.milliseconds) }.joined(separator: " ")
+        print("\(kind) \(pause): send to loudspeaker per burst (ms): \(perBurst); playback delay "
+              + String(format: "%.0f ms; JB skipped %.0f ms, puller pauses %d, target %.0f ms", playbackMilliseconds,
+                       stats.skippedMilliseconds, stats.pullGaps, stats.targetDelayMilliseconds))
         // The pause happened: audio piled up and was skipped.
         #expect(stats.skippedMilliseconds >= 500, "\(stats)")
         let afterRecovery = delays.filter { $0.sent >= resumed + 1_000_000_000 }

@@ -32,7 +32,8 @@ enum AudioServerKind: String, CaseIterable, Sendable, CustomStringConvertible {
         case .pulse:
             ALSAError.silenceLibraryMessages()
             let server = pactlServer(in: directory)
-            let config = try ALSAConfig(contentsOf: AudioServerLoopback.repositoryRoot.appendingPathComponent("Tests/ALSA/voiceio-test.conf").path)
+            let configPath = AudioServerLoopback.repositoryRoot.appendingPathComponent("Tests/ALSA/voiceio-test.conf").path
+            let config = try ALSAConfig(contentsOf: configPath)
             return ALSADevice(playbackName: "voiceio_pulse_playback:SERVER=\"\(server)\"",
                               captureName: "voiceio_pulse_capture:SERVER=\"\(server)\"", config: config)
         }

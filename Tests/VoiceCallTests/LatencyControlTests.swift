@@ -122,17 +122,17 @@ struct PullTimeline {
     }
 
     /// Latency control allocates nothing: a paused device (skip), a burst in speech (accelerate) and in silence
-    /// (drop), and late packets with nothing else held (expand), each seen to happen.
+    /// (drop), and packets in two groups 60 ms apart (the second overdue when the first is played: expand), each
+    /// seen to happen.
     @Test func latencyControlDoesNotAllocate() throws {
         let signal = Self.voice(milliseconds: 8000, silentMilliseconds: 5000..<7000)
         let stream = try JitterStream(packetCount: 400, signal: signal)
         let buffer = try JitterBuffer(sampleRate: Self.rate, initialDelayMilliseconds: 30)
-        var random = SplitMix64(seed: 11)
         let arrivals = stream.arrivals(count: 400) { index in
             switch index {
             case 60..<65: 1305 - Double(index) * 20            // a burst in speech
             case 260..<265: 5305 - Double(index) * 20          // a burst in silence
-            case 150..<200: Double.random(in: 0...50, using: &random)   // jitter: late packets, the buffer low
+            case 100..<106: Double(index < 103 ? 2045 : 2105) - Double(index) * 20   // two groups, 60 ms apart
             default: 5
             }
         }

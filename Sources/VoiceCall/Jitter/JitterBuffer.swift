@@ -28,8 +28,9 @@
 /// heard yet, or the listener has just heard the device's own gap).
 /// Excess that builds up while playing (a burst, a falling target, clock drift) is removed smoothly by the
 /// `LatencyController`: silent and DTX frames are shortened first, speech is time-compressed by whole pitch
-/// periods (at a bounded rate). When the next packet is overdue and nothing else is held, the frame being
-/// decoded is stretched by a pitch period ("expand") so playout runs dry later or not at all. All of it is
+/// periods (at a bounded rate). When the next packet is overdue (later than the target after the latest
+/// arrival) and nothing else is held, the frame being decoded is stretched by a pitch period ("expand") so
+/// playout runs dry later or not at all. All of it is
 /// counted, in milliseconds, in the statistics.
 ///
 /// A new SSRC resets the buffer and the decoder.
@@ -332,7 +333,8 @@ public final class JitterBuffer {
         }
         guard lastPullTicks != Int64.min else { return }
         let expectedTicks = Int64(lastPullFrameCount * OpusFormat.rtpClockRate / sampleRate)
-        guard nowTicks - lastPullTicks - expectedTicks > Int64(OpusFormat.rtpClockRate * Self.pullGapMilliseconds / 1000) else { return }
+        let gapTicks = Int64(OpusFormat.rtpClockRate * Self.pullGapMilliseconds / 1000)
+        guard nowTicks - lastPullTicks - expectedTicks > gapTicks else { return }
         counters.pullGaps += 1
         if isPlaying { skipStale(waitedFrameCount: 0) } else { skipOnResume = true }
     }
@@ -373,19 +375,24 @@ public final class JitterBuffer {
     private func playHeld() {
         let slot = Int(nextSequence & Int64(mask))
         control.observe(aheadFrameCount: aheadFrameCount, targetFrameCount: targetFrameCount,
-                        decodedFrameCount: slotFrameCount[slot])
+                        decodedFrameCount: slotFrameCount[slot], toleranceFrameCount: lastPullFrameCount / 2)
         let isDTX = slotByteCount[slot] <= 2
         stagingStart = 0
         stagingEnd = decodeHeld(nextSequence, at: 0)
         nextSequence += 1
         if control.surplusFrameCount > 0 {
             shortenStaged(isDTX: isDTX)
-        } else if heldFrameCount == 0,
-                  nowTicks - latestArrivalTicks >= Int64(lastPacketFrameCount * OpusFormat.rtpClockRate / sampleRate) {
+        } else if heldFrameCount == 0, nowTicks - latestArrivalTicks > overdueTicks {
             let count = stretcher.expand(staging, count: stagingEnd, maxAddedFrameCount: stagingEnd / 2)
             counters.expandedMilliseconds += milliseconds(count - stagingEnd)
             stagingEnd = count
         }
+    }
+
+    /// How long after the latest arrival the next packet counts as overdue, in ticks: the target (a packet and
+    /// the jitter margin) and half a pull more, so the pulls' own phase against arrivals does not count.
+    private var overdueTicks: Int64 {
+        Int64((targetFrameCount + lastPullFrameCount / 2) * OpusFormat.rtpClockRate / sampleRate)
     }
 
     /// Removes part of the surplus from the staged frames: silence is cut, speech time-compressed.

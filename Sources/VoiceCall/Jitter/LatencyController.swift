@@ -30,12 +30,15 @@ struct LatencyController {
         speechThresholdFrameCount = sampleRate * Self.speechThresholdMilliseconds / 1000
     }
 
-    /// Called before each packet is decoded with the audio ahead of playout then.
-    mutating func observe(aheadFrameCount: Int, targetFrameCount: Int, decodedFrameCount: Int) {
+    /// Called before each packet is decoded with the audio ahead of playout then. An excess below
+    /// `toleranceFrameCount` (half the puller's block: the level's own granularity) is left alone, so removing
+    /// it cannot make the next pull run dry.
+    mutating func observe(aheadFrameCount: Int, targetFrameCount: Int, decodedFrameCount: Int, toleranceFrameCount: Int) {
         windowMinimum = min(windowMinimum, aheadFrameCount)
         windowDecodedFrameCount += decodedFrameCount
         guard windowDecodedFrameCount >= windowFrameCount else { return }
-        surplusFrameCount = max(windowMinimum - targetFrameCount, 0)
+        let excess = windowMinimum - targetFrameCount
+        surplusFrameCount = excess >= toleranceFrameCount ? excess : 0
         windowDecodedFrameCount = 0
         windowMinimum = .max
     }

@@ -27,7 +27,8 @@ struct TimeStretcher {
 
     /// The lag in `minPeriodFrameCount...maxLag` where `frames[start...]` best matches itself one lag later
     /// (over one lag's length), with that normalized correlation; nil when the frames are too short or silent.
-    func pitchPeriod(_ frames: UnsafeMutableBufferPointer<Float>, start: Int, maxLag: Int) -> (frameCount: Int, correlation: Float)? {
+    func pitchPeriod(_ frames: UnsafeMutableBufferPointer<Float>, start: Int,
+                     maxLag: Int) -> (frameCount: Int, correlation: Float)? {
         let longest = min(maxLag, maxPeriodFrameCount, (frames.count - start) / 2)
         guard longest >= minPeriodFrameCount else { return nil }
         let base = frames.baseAddress! + start
