@@ -91,7 +91,9 @@ final class JitterStream {
         let buffer = try JitterBuffer(sampleRate: JitterStream.sampleRate, initialDelayMilliseconds: 30)
         let output = stream.play(buffer, stream.arrivals(count: 100), pullCount: 102)
         let stats = buffer.statistics
-        #expect(stats.received == 100 && stats.lost == 0 && stats.late == 0 && stats.duplicates == 0 && stats.removedMilliseconds == 0 && stats.expandedMilliseconds == 0)
+        #expect(stats.received == 100 && stats.lost == 0 && stats.late == 0 && stats.duplicates == 0 && stats.removedMilliseconds == 0)
+        // Once, when the stream ends: the last pitch period, before concealment.
+        #expect(stats.expandedMilliseconds <= 15)
         // Nothing at 0 ms; at 20 ms one packet that came 15 ms ago reaches the 30 ms initial target: playing;
         // the last pull finds the stream over.
         #expect(stats.underruns == 2)

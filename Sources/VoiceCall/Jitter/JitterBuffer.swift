@@ -28,9 +28,9 @@
 /// heard yet, or the listener has just heard the device's own gap).
 /// Excess that builds up while playing (a burst, a falling target, clock drift) is removed smoothly by the
 /// `LatencyController`: silent and DTX frames are shortened first, speech is time-compressed by whole pitch
-/// periods (at a bounded rate). When the next packet is overdue (later than the target after the latest
-/// arrival) and nothing else is held, the frame being decoded is stretched by a pitch period ("expand") so
-/// playout runs dry later or not at all. All of it is
+/// periods (at a bounded rate). When the buffer runs dry while playing, the last pitch period of the frame
+/// just played is played once more ("expand") before concealment starts, so a packet a little late plays on
+/// with nothing lost. All of it is
 /// counted, in milliseconds, in the statistics.
 ///
 /// A new SSRC resets the buffer and the decoder.
@@ -92,6 +92,8 @@ public final class JitterBuffer {
     /// No pull has found the buffer waiting since the puller's first pull or its last pause: audio held when
     /// playout starts piled up while nothing was consumed, and is skipped down to the target.
     private var skipOnResume = true
+    /// The frame in the staging area came from a packet (not from an expansion) and may be expanded once.
+    private var mayExpand = false
     /// A packet of the current stream carried in-band FEC.
     private var streamCarriesFEC = false
     private var lastPacketFrameCount: Int
@@ -286,10 +288,10 @@ public final class JitterBuffer {
                 written += count
                 continue
             }
+            let playedFrameCount = stagingEnd
             stagingStart = 0
             stagingEnd = 0
             if !isPlaying {
-                let waitedFrameCount = Int(max(nowTicks - latestArrivalTicks, 0) * Int64(sampleRate) / Int64(OpusFormat.rtpClockRate))
                 guard heldFrameCount > 0, heldFrameCount + waitedFrameCount >= targetFrameCount else {
                     fillWhileDry(pcm, from: written)
                     return
@@ -311,11 +313,16 @@ public final class JitterBuffer {
             } else if heldFrameCount > 0 {
                 recoverLost(nextSequence)
                 nextSequence += 1
-            } else {
+            } else if !expandLastFrame(playedFrameCount: playedFrameCount) {
                 isPlaying = false
                 drySinceSequence = nextSequence
             }
         }
+    }
+
+    /// Time since the latest packet arrived, in frames.
+    private var waitedFrameCount: Int {
+        Int(max(nowTicks - latestArrivalTicks, 0) * Int64(sampleRate) / Int64(OpusFormat.rtpClockRate))
     }
 
     /// Audio ahead of playout while playing, in frames: staged, held, and the packets missing between (each
@@ -374,25 +381,30 @@ public final class JitterBuffer {
     /// it.
     private func playHeld() {
         let slot = Int(nextSequence & Int64(mask))
-        control.observe(aheadFrameCount: aheadFrameCount, targetFrameCount: targetFrameCount,
-                        decodedFrameCount: slotFrameCount[slot], toleranceFrameCount: lastPullFrameCount / 2)
+        // Like the start rule: the audio ahead plus the time the newest packet has waited, which grows when
+        // concealment was played while a packet was late.
+        control.observe(aheadFrameCount: aheadFrameCount + waitedFrameCount, targetFrameCount: targetFrameCount,
+                        decodedFrameCount: slotFrameCount[slot], toleranceFrameCount: lastPullFrameCount)
         let isDTX = slotByteCount[slot] <= 2
         stagingStart = 0
         stagingEnd = decodeHeld(nextSequence, at: 0)
         nextSequence += 1
-        if control.surplusFrameCount > 0 {
-            shortenStaged(isDTX: isDTX)
-        } else if heldFrameCount == 0, nowTicks - latestArrivalTicks > overdueTicks {
-            let count = stretcher.expand(staging, count: stagingEnd, maxAddedFrameCount: stagingEnd / 2)
-            counters.expandedMilliseconds += milliseconds(count - stagingEnd)
-            stagingEnd = count
-        }
+        mayExpand = true
+        if control.surplusFrameCount > 0 { shortenStaged(isDTX: isDTX) }
     }
 
-    /// How long after the latest arrival the next packet counts as overdue, in ticks: the target (a packet and
-    /// the jitter margin) and half a pull more, so the pulls' own phase against arrivals does not count.
-    private var overdueTicks: Int64 {
-        Int64((targetFrameCount + lastPullFrameCount / 2) * OpusFormat.rtpClockRate / sampleRate)
+    /// Nothing held while playing: before concealing, plays the last pitch period of the frame just played once
+    /// more (it is still in the staging area), so a packet a few milliseconds late plays on without a gap or
+    /// concealment. Once per decoded packet; returns whether it staged anything.
+    private func expandLastFrame(playedFrameCount: Int) -> Bool {
+        guard mayExpand, playedFrameCount > 0 else { return false }
+        mayExpand = false
+        let count = stretcher.expand(staging, count: playedFrameCount, maxAddedFrameCount: playedFrameCount / 2)
+        guard count > playedFrameCount else { return false }
+        stagingStart = playedFrameCount
+        stagingEnd = count
+        counters.expandedMilliseconds += milliseconds(count - playedFrameCount)
+        return true
     }
 
     /// Removes part of the surplus from the staged frames: silence is cut, speech time-compressed.

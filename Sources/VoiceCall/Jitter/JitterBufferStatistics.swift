@@ -31,8 +31,8 @@ public struct JitterBufferStatistics: Sendable, Hashable, BitwiseCopyable {
     public var silenceDroppedMilliseconds: Double = 0
     /// Audio removed from speech by time compression (whole pitch periods, "accelerate"), in milliseconds.
     public var acceleratedMilliseconds: Double = 0
-    /// Audio added by stretching speech (a pitch period repeated, "expand") when the next packet was overdue
-    /// (later than the target after the latest arrival) and nothing else was held, in milliseconds.
+    /// Audio added by stretching (the last pitch period played once more, "expand") when the buffer ran dry
+    /// while playing, before any concealment, in milliseconds.
     public var expandedMilliseconds: Double = 0
     /// Times the puller came back after not pulling for longer than `JitterBuffer.pullGapMilliseconds`.
     public var pullGaps = 0

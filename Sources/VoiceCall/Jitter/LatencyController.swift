@@ -1,6 +1,7 @@
 /// How much of the jitter buffer's delay above its target to remove smoothly during playout, and from what.
 ///
-/// At every packet decode the buffer reports the audio ahead of playout (the packet about to play included).
+/// At every packet decode the buffer reports the audio ahead of playout (the packet about to play included) plus
+/// the time the newest packet has waited: how long that packet stays in the buffer, which the target bounds.
 /// Over each window of `windowMilliseconds` of decoded audio the controller keeps the smallest such level: in
 /// steady playout it dips to about the target once per packet, so a minimum above the target is lasting excess,
 /// not the saw-tooth of arrivals. That excess (`surplusFrameCount`) is then removed where it is least audible:
@@ -30,15 +31,16 @@ struct LatencyController {
         speechThresholdFrameCount = sampleRate * Self.speechThresholdMilliseconds / 1000
     }
 
-    /// Called before each packet is decoded with the audio ahead of playout then. An excess below
-    /// `toleranceFrameCount` (half the puller's block: the level's own granularity) is left alone, so removing
-    /// it cannot make the next pull run dry.
+    /// Called before each packet is decoded with the level then. An excess below `toleranceFrameCount` (the
+    /// puller's block: decoding happens at pulls, so the level at a decode lies anywhere within one block above
+    /// the target) is left alone; a larger one is removed down to half the tolerance above the target, so
+    /// removing it cannot make the next pull run dry.
     mutating func observe(aheadFrameCount: Int, targetFrameCount: Int, decodedFrameCount: Int, toleranceFrameCount: Int) {
         windowMinimum = min(windowMinimum, aheadFrameCount)
         windowDecodedFrameCount += decodedFrameCount
         guard windowDecodedFrameCount >= windowFrameCount else { return }
         let excess = windowMinimum - targetFrameCount
-        surplusFrameCount = excess >= toleranceFrameCount ? excess : 0
+        surplusFrameCount = excess >= toleranceFrameCount ? excess - toleranceFrameCount / 2 : 0
         windowDecodedFrameCount = 0
         windowMinimum = .max
     }

@@ -4,7 +4,7 @@
 ///
 /// ```
 /// accelerate:  | a | P1 | P2 | b |   ->   | a | P1·fade-out + P2·fade-in | b |     (one period P shorter)
-/// expand:      | a | Pn |          ->   | a | Pn | Pn·fade-in over Pn's start |  (one period P longer)
+/// expand:      | a | Pn |          ->   | a | Pn | Pn |                            (one period P longer)
 /// ```
 /// The period is found by normalized autocorrelation over 2.5–15 ms lags (67–400 Hz voice). A stretch whose best
 /// match is weak (unvoiced or transient) is not accelerated.
@@ -71,8 +71,10 @@ struct TimeStretcher {
         return count
     }
 
-    /// Makes `frames[0..<count]` longer by repeating its last pitch period (cross-faded into itself), at most
-    /// `maxAddedFrameCount` frames and within `frames.count`; returns the new count.
+    /// Makes `frames[0..<count]` longer by repeating its last pitch period, at most `maxAddedFrameCount` frames
+    /// and within `frames.count`; returns the new count. The frames before `count` are left as they are (they
+    /// may have been played): the copy continues a periodic waveform, and ends where the original ended, so what
+    /// follows the original follows the copy as well.
     func expand(_ frames: UnsafeMutableBufferPointer<Float>, count: Int, maxAddedFrameCount: Int) -> Int {
         let room = min(maxAddedFrameCount, frames.count - count)
         let searchStart = max(0, count - 2 * min(room, maxPeriodFrameCount))
@@ -80,9 +82,7 @@ struct TimeStretcher {
         guard let period = pitchPeriod(view, start: searchStart, maxLag: room) else { return count }
         let lag = period.frameCount
         let base = frames.baseAddress!
-        // The copy starts where the last period starts and fades in over the tail it now follows.
         (base + count).update(from: base + count - lag, count: lag)
-        Self.crossFade(into: base + count - lag, from: base + count - lag, to: base + count - 2 * lag, count: lag)
         return count + lag
     }
 
