@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import VoiceCall
 import VoiceIO
+import VoiceIOSimulation
 
 /// `voicepeer call`: a talk-back call over RTP/Opus between this peer's voice unit and a remote peer.
 ///
