@@ -2,6 +2,7 @@ import CAllocCounter
 import Foundation
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 @testable import VoiceCall
 
 /// A device that pulls 10 ms every 10 ms from a jitter buffer fed by a `JitterStream`, except during `pauses`
