@@ -30,8 +30,7 @@
 /// `LatencyController`: silent and DTX frames are shortened first, speech is time-compressed by whole pitch
 /// periods (at a bounded rate). When the buffer runs dry while playing, the last pitch period of the frame
 /// just played is played once more ("expand") before concealment starts, so a packet a little late plays on
-/// with nothing lost. All of it is
-/// counted, in milliseconds, in the statistics.
+/// with nothing lost. All of it is counted, in milliseconds, in the statistics.
 ///
 /// A new SSRC resets the buffer and the decoder.
 ///
@@ -313,6 +312,7 @@ public final class JitterBuffer {
             } else if heldFrameCount > 0 {
                 recoverLost(nextSequence)
                 nextSequence += 1
+                mayExpand = false
             } else if !expandLastFrame(playedFrameCount: playedFrameCount) {
                 isPlaying = false
                 drySinceSequence = nextSequence

@@ -1,7 +1,8 @@
 /// What a jitter buffer has seen and done. Counts run from creation (a sender restart does not clear them).
 /// Plain values: copy it off the audio thread through an SPSC ring or read it on the thread that owns the buffer.
 public struct JitterBufferStatistics: Sendable, Hashable, BitwiseCopyable {
-    /// Audio held now (packets waiting plus decoded frames not yet played), in milliseconds.
+    /// Audio ahead of playout now (decoded frames not yet played, packets waiting and, while playing, the
+    /// missing packets between them, which will be concealed), in milliseconds.
     public var delayMilliseconds: Double = 0
     /// The delay the buffer aims for, following the measured jitter, in milliseconds.
     public var targetDelayMilliseconds: Double = 0
