@@ -20,10 +20,11 @@ let package = Package(
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         .target(name: "CVoiceShims", dependencies: ["COpus"]),
         .target(name: "VoiceIO", dependencies: ["CSpeexDSP", "CALSA", "CSndFile"]),
         .target(name: "VoiceIOSimulation", dependencies: ["VoiceIO"]),
-        .target(name: "VoiceCall", dependencies: ["VoiceIO", "COpus", "CVoiceShims"]),
+        .target(name: "VoiceCall", dependencies: ["VoiceIO", "COpus", "CVoiceShims", "CSRTP"]),
         .executableTarget(
             name: "VoicePeer",
             dependencies: [
@@ -48,7 +49,7 @@ let package = Package(
         .testTarget(name: "VoiceIOTests", dependencies: ["VoiceIO", "VoiceIOSimulation", "CAllocCounter", "VoiceFuzzing"]),
         .testTarget(
             name: "VoiceCallTests",
-            dependencies: ["VoiceCall", "VoiceIO", "VoiceIOSimulation", "COpus", "CVoiceShims", "CAllocCounter"]
+            dependencies: ["VoiceCall", "VoiceIO", "VoiceIOSimulation", "COpus", "CVoiceShims", "CSRTP", "CAllocCounter"]
         ),
     ]
 )
