@@ -42,8 +42,9 @@ public struct VoiceProcessingSettings: Sendable, Hashable {
 /// A full-duplex voice unit on top of an `AudioDevice`: far-end voice out, echo-cancelled voice in.
 ///
 /// Build it (opens the device and allocates everything), set the callbacks, `start`, `stop`. Properties can be
-/// set from any thread at any time; the real-time thread picks them up at the next period. Listeners hear about
-/// changes on a private queue. After `start`, the I/O cycle allocates nothing and takes no lock.
+/// set from any thread at any time, the real-time thread (a render or input callback) included: setting one takes
+/// no lock and allocates nothing, and the I/O cycle picks it up at the next period. Listeners hear about changes
+/// on a private queue, within about 10 ms. After `start`, the I/O cycle allocates nothing and takes no lock.
 public final class VoiceProcessingIO: @unchecked Sendable {
     /// The app's voice format (both elements).
     public let voiceFormat: StreamFormat
@@ -191,7 +192,7 @@ public final class VoiceProcessingIO: @unchecked Sendable {
     /// Other audio queued and not yet played, in device-rate frames.
     public var queuedOtherAudioFrameCount: Int { otherAudio.ring.availableToRead }
 
-    // MARK: Properties (any thread, any time; applied at the next period)
+    // MARK: Properties (any thread, any time, real-time safe to set and read; applied at the next period)
 
     /// Skips echo cancellation, noise and residual echo suppression and gain control; conversion stays.
     public var bypassVoiceProcessing: Bool {
