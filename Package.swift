@@ -14,6 +14,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
     ],
     targets: [
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
@@ -21,14 +22,21 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .target(name: "CVoiceShims", dependencies: ["COpus"]),
-        .target(name: "VoiceIO", dependencies: ["CSpeexDSP", "CALSA", "CSndFile"]),
+        .target(
+            name: "VoiceIO",
+            dependencies: ["CSpeexDSP", "CALSA", "CSndFile", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(name: "VoiceIOSimulation", dependencies: ["VoiceIO"]),
-        .target(name: "VoiceCall", dependencies: ["VoiceIO", "COpus", "CVoiceShims"]),
+        .target(
+            name: "VoiceCall",
+            dependencies: ["VoiceIO", "COpus", "CVoiceShims", .product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "VoicePeer",
             dependencies: [
                 "VoiceIO", "VoiceIOSimulation", "VoiceCall",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Fuzz targets over the untrusted-input entry points: run by scripts/fuzz, replayed by FuzzRegressionTests.

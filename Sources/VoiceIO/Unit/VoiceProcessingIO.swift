@@ -1,3 +1,4 @@
+import Logging
 import Synchronization
 
 //  The voice-processing I/O unit (after Apple's Voice-Processing I/O). One device period per I/O cycle:
@@ -59,6 +60,7 @@ public final class VoiceProcessingIO: @unchecked Sendable {
     private var inputCallback: VoiceInputCallback?
     private let statisticsStore = StatisticsStore()
     private let listeners = PropertyListeners()
+    private var diagnostics: UnitDiagnostics!
     private let running = Atomic<Bool>(false)
 
     private let bypassFlag = Atomic<Bool>(false)
@@ -69,9 +71,10 @@ public final class VoiceProcessingIO: @unchecked Sendable {
     private let muteFlag = Atomic<Bool>(false)
 
     /// Opens `device` and prepares the graph. `voiceFormat` must be mono at one of `StreamFormat.voiceRates`.
-    /// Not real-time safe.
-    public init(device: any AudioDevice, voiceFormat: StreamFormat, settings: VoiceProcessingSettings = .init())
-        throws(VoiceProcessingError) {
+    /// `logger` hears what happens to the unit (start and stop, device xruns and failure, dropped voice, the echo
+    /// delay), from a private queue, never the real-time thread. Not real-time safe.
+    public init(device: any AudioDevice, voiceFormat: StreamFormat, settings: VoiceProcessingSettings = .init(),
+                logger: Logger = Logger(label: "VoiceIO")) throws(VoiceProcessingError) {
         guard voiceFormat.channelCount == 1 else { throw .notMono(voiceFormat) }
         do {
             _ = try StreamFormat.voice(sampleRate: voiceFormat.sampleRate, sampleType: voiceFormat.sampleType)
@@ -107,6 +110,9 @@ public final class VoiceProcessingIO: @unchecked Sendable {
             filledWith: 0)
         inputScratch = .allocate(capacity: 1024)
         inputScratch.initialize(repeating: 0)
+        diagnostics = UnitDiagnostics(logger: logger, deviceName: device.name) { [weak self] in
+            self.map { UnitDiagnostics.Snapshot(statistics: $0.statistics, failure: $0.device.failure.map { "\($0)" }) }
+        }
         listeners.notify(.deviceFormat)
     }
 
@@ -143,6 +149,7 @@ public final class VoiceProcessingIO: @unchecked Sendable {
             running.store(false, ordering: .releasing)
             throw .device(name: device.name, reason: "\(error)")
         }
+        diagnostics.start(configuration: deviceConfiguration, voiceFormat: voiceFormat)
     }
 
     /// Stops the device and waits for its last cycle. Not real-time safe.
@@ -150,6 +157,7 @@ public final class VoiceProcessingIO: @unchecked Sendable {
         guard isRunning else { return }
         device.stop()
         running.store(false, ordering: .releasing)
+        diagnostics.stop()
     }
 
     // MARK: Data

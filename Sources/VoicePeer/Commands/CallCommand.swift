@@ -26,6 +26,7 @@ struct CallCommand: ParsableCommand {
     @Option(help: "Remote peer's HOST:PORT: the only source accepted and where our stream goes.")
     var remote: String
     @OptionGroup var audioDevice: DeviceOptions
+    @OptionGroup var logging: LogOptions
     @Option(help: "Near-end talker for the simulated room (an audio file, repeated with a second's pause for the whole call; not with alsa:).")
     var talker: String?
     @Option(name: .customLong("talker-delay"), help: "Seconds of silence before the talker starts (simulated room).")
