@@ -44,7 +44,7 @@ struct UnitDiagnosticsTests {
         let entries = captured.entries
         let dropped = entries.filter { $0.level == .warning && $0.message.contains("processed voice dropped") }
         #expect(dropped.count == 1)
-        #expect(entries.contains { $0.level == .info && $0.message == "stopped" })
+        #expect(entries.contains { $0.level == .debug && $0.message == "stopped" })
         #expect(unit.statistics.inputOverflowFrameCount > 0)
         #expect(!dropped.contains { pthread_equal($0.thread, pthread_self()) != 0 },
                 "logged on the diagnostics queue, not the thread that ran the device periods")

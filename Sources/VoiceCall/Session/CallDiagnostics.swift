@@ -20,7 +20,7 @@ final class CallDiagnostics {
 
     func stop() {
         guard let last = watcher.stop() else { return }
-        logger.info("call stopped", metadata: ["sent": "\(last.packetsSent)", "received": "\(last.packetsReceived)",
+        logger.debug("call stopped", metadata: ["sent": "\(last.packetsSent)", "received": "\(last.packetsReceived)",
                                                "lost": "\(last.packetsLost)", "dropped": "\(last.droppedTotal)"])
     }
 

@@ -31,7 +31,7 @@ final class UnitDiagnostics {
 
     /// After the device started. Not real-time safe.
     func start(configuration: DeviceConfiguration, voiceFormat: StreamFormat) {
-        logger.info("started", metadata: ["device": "\(deviceName)", "format": "\(configuration)",
+        logger.debug("started", metadata: ["device": "\(deviceName)", "format": "\(configuration)",
                                           "voice-rate": "\(voiceFormat.sampleRate)"])
         watcher.start()
     }
@@ -39,7 +39,7 @@ final class UnitDiagnostics {
     /// After the device stopped: logs what changed since the last look. Not real-time safe.
     func stop() {
         guard let last = watcher.stop() else { return }
-        logger.info("stopped", metadata: ["device": "\(deviceName)", "periods": "\(last.statistics.periodCount)",
+        logger.debug("stopped", metadata: ["device": "\(deviceName)", "periods": "\(last.statistics.periodCount)",
                                           "xruns": "\(last.statistics.deviceXrunCount)"])
     }
 
@@ -65,7 +65,7 @@ final class UnitDiagnostics {
         }
         guard now.isDelayEstimated else { return }
         if before?.isDelayEstimated != true {
-            logger.info("echo delay found", metadata: ["milliseconds": "\(tenths(now.measuredDelayMilliseconds))"])
+            logger.debug("echo delay found", metadata: ["milliseconds": "\(tenths(now.measuredDelayMilliseconds))"])
         } else if let before,
                   abs(now.measuredDelayMilliseconds - before.measuredDelayMilliseconds) > delayStepMilliseconds {
             logger.notice("echo delay moved: the echo path changed, the reference is re-aligned", metadata: [
