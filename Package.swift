@@ -55,10 +55,19 @@ let package = Package(
         .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
         // Writes a WAV until killed; AudioFileTests runs it to check what SIGKILL leaves behind.
         .executableTarget(name: "WriterProbe", dependencies: ["VoiceIO"], path: "Tests/WriterProbe"),
-        .testTarget(name: "VoiceIOTests", dependencies: ["VoiceIO", "VoiceIOSimulation", "CAllocCounter", "VoiceFuzzing"]),
+        .testTarget(
+            name: "VoiceIOTests",
+            dependencies: [
+                "VoiceIO", "VoiceIOSimulation", "CAllocCounter", "VoiceFuzzing",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "VoiceCallTests",
-            dependencies: ["VoiceCall", "VoiceIO", "VoiceIOSimulation", "COpus", "CVoiceShims", "CAllocCounter"]
+            dependencies: [
+                "VoiceCall", "VoiceIO", "VoiceIOSimulation", "COpus", "CVoiceShims", "CAllocCounter",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ]
 )
