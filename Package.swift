@@ -53,19 +53,20 @@ let package = Package(
             path: "Tools/NetImpair"
         ),
         .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
+        .target(name: "LogCapture", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/LogCapture"),
         // Writes a WAV until killed; AudioFileTests runs it to check what SIGKILL leaves behind.
         .executableTarget(name: "WriterProbe", dependencies: ["VoiceIO"], path: "Tests/WriterProbe"),
         .testTarget(
             name: "VoiceIOTests",
             dependencies: [
-                "VoiceIO", "VoiceIOSimulation", "CAllocCounter", "VoiceFuzzing",
+                "VoiceIO", "VoiceIOSimulation", "CAllocCounter", "VoiceFuzzing", "LogCapture",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "VoiceCallTests",
             dependencies: [
-                "VoiceCall", "VoiceIO", "VoiceIOSimulation", "COpus", "CVoiceShims", "CAllocCounter",
+                "VoiceCall", "VoiceIO", "VoiceIOSimulation", "COpus", "CVoiceShims", "CAllocCounter", "LogCapture",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -1,4 +1,5 @@
 import Foundation
+import LogCapture
 import Logging
 import Testing
 import VoiceCall
@@ -6,33 +7,13 @@ import VoiceIO
 
 /// The call's diagnostics go through swift-log, counted by the network thread and logged once a second.
 @Suite struct CallDiagnosticsTests {
-    final class Captured: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored: [(level: Logger.Level, message: String, metadata: Logger.Metadata)] = []
-        func append(_ event: LogEvent) {
-            lock.withLock { stored.append((event.level, "\(event.message)", event.metadata ?? [:])) }
-        }
-        var entries: [(level: Logger.Level, message: String, metadata: Logger.Metadata)] { lock.withLock { stored } }
-    }
-
-    struct CapturingHandler: LogHandler {
-        let captured: Captured
-        var logLevel: Logger.Level = .trace
-        var metadata: Logger.Metadata = [:]
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) { captured.append(event) }
-    }
-
     @Test func datagramsFromAStrangerAreLoggedAsDropsByReason() throws {
-        let captured = Captured()
+        let captured = CapturedLog()
         let local = try UDPSocket(binding: "127.0.0.1:0")
         let remote = try UDPSocket(binding: "127.0.0.1:0")
         let stranger = try UDPSocket(binding: "127.0.0.1:0")
         let session = try CallSession(socket: local, configuration: CallConfiguration(remote: remote.localAddress),
-                                      logger: Logger(label: "test") { _ in CapturingHandler(captured: captured) })
+                                      logger: captured.logger(label: "test"))
         try session.start()
         var stream = try RTPStreamFixture(ssrc: 0x5757)
         for packet in try stream.packets([Float](repeating: 0.1, count: 8000)) {

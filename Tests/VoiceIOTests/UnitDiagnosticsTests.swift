@@ -1,4 +1,5 @@
 import Foundation
+import LogCapture
 import Logging
 import Testing
 import VoiceIO
@@ -7,36 +8,16 @@ import VoiceIOSimulation
 /// The unit's diagnostics go through swift-log, from a thread other than the device's.
 @Suite("Unit diagnostics")
 struct UnitDiagnosticsTests {
-    final class Captured: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored: [(level: Logger.Level, message: String, thread: pthread_t)] = []
-        func append(_ level: Logger.Level, _ message: String) {
-            lock.withLock { stored.append((level, message, pthread_self())) }
-        }
-        var entries: [(level: Logger.Level, message: String, thread: pthread_t)] { lock.withLock { stored } }
-    }
-
-    struct CapturingHandler: LogHandler {
-        let captured: Captured
-        var logLevel: Logger.Level = .trace
-        var metadata: Logger.Metadata = [:]
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) { captured.append(event.level, "\(event.message)") }
-    }
-
     @Test("voice the app never reads is dropped, counted on the device thread and logged off it")
     func droppedVoiceIsLoggedOffTheDeviceThread() throws {
-        let captured = Captured()
+        let captured = CapturedLog()
         var configuration = SimulatedRoomConfiguration()
         configuration.clock = .virtual
         let room = try SimulatedRoom(configuration: configuration)
         var settings = VoiceProcessingSettings()
         settings.inputCapacityMilliseconds = 200
         let unit = try VoiceProcessingIO(device: room, voiceFormat: try .voice(sampleRate: 16000), settings: settings,
-                                         logger: Logger(label: "test") { _ in CapturingHandler(captured: captured) })
+                                         logger: captured.logger(label: "test"))
         try unit.start()
         try room.run(periods: 100)    // 1 s of voice into a 200 ms ring nobody reads
         unit.stop()
