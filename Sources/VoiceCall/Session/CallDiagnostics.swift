@@ -25,15 +25,19 @@ final class CallDiagnostics {
     }
 
     private static func log(_ previous: CallStatistics?, _ now: CallStatistics, logger: Logger) {
+        // A new SSRC's first packets wait on probation in every call: that is routine, the rest is not.
+        var routine: [(reason: String, count: Int)] = []
         var dropped: [(reason: String, count: Int)] = []
         for (reason, count) in now.dropped {
             let new = count - (previous?.dropped[reason] ?? 0)
-            if new > 0 { dropped.append(("\(reason)", new)) }
+            guard new > 0 else { continue }
+            if reason == .sourceOnProbation { routine.append(("\(reason)", new)) } else { dropped.append(("\(reason)", new)) }
         }
-        if !dropped.isEmpty {
-            let reasons = dropped.sorted { $0.count > $1.count }.map { "\($0.count) \($0.reason)" }
-            logger.warning("datagrams dropped", metadata: ["count": "\(dropped.reduce(0) { $0 + $1.count })",
-                                                           "reasons": "\(reasons.joined(separator: ", "))"])
+        for (level, drops) in [(Logger.Level.warning, dropped), (.info, routine)] where !drops.isEmpty {
+            let reasons = drops.sorted { $0.count > $1.count }.map { "\($0.count) \($0.reason)" }
+            logger.log(level: level, "datagrams dropped", metadata: [
+                "count": "\(drops.reduce(0) { $0 + $1.count })", "reasons": "\(reasons.joined(separator: ", "))",
+            ])
         }
         if now.sourceTakeovers > (previous?.sourceTakeovers ?? 0) {
             let ssrc = now.remoteSSRC.map { String($0, radix: 16) } ?? "none"
