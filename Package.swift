@@ -23,6 +23,7 @@ let package = Package(
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         .target(name: "CVoiceShims", dependencies: ["COpus"]),
         .target(
             name: "VoiceIO",
@@ -31,7 +32,7 @@ let package = Package(
         .target(name: "VoiceIOSimulation", dependencies: ["VoiceIO"]),
         .target(
             name: "VoiceCall",
-            dependencies: ["VoiceIO", "COpus", "CVoiceShims", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["VoiceIO", "COpus", "CVoiceShims", "CSRTP", .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "VoicePeer",
@@ -66,8 +67,8 @@ let package = Package(
         .testTarget(
             name: "VoiceCallTests",
             dependencies: [
-                "VoiceCall", "VoiceIO", "VoiceIOSimulation", "COpus", "CVoiceShims", "CAllocCounter", "LogCapture",
-                .product(name: "Logging", package: "swift-log"),
+                "VoiceCall", "VoiceIO", "VoiceIOSimulation", "COpus", "CVoiceShims", "CSRTP", "CAllocCounter",
+                "LogCapture", .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ]

@@ -39,7 +39,10 @@ public final class EchoPipeline: VoiceProcessor {
     private let error: UnsafeMutableBufferPointer<Float>
     private let echoEstimate: UnsafeMutableBufferPointer<Float>
     private var misadjustment = MisadjustmentMonitor()
+    /// The DC notch the canceller's output carries (speexdsp's, narrowed below 12 kHz by `widener`).
     private var notch: DCNotch
+    /// Pre-filters the microphone so speexdsp's wide 8–11 kHz DC notch comes out as a narrow one; nil from 12 kHz.
+    private var widener: NotchWidener?
     private var tailEstimator: EchoTailEstimator
     private let impulseResponse: UnsafeMutableBufferPointer<Int32>
     private var blocksUntilTailUpdate = 0
@@ -63,6 +66,12 @@ public final class EchoPipeline: VoiceProcessor {
     public var suppressionDB: Float { suppressor.suppressionDecibels }
     /// Whether the near talker spoke over the far end in the last block.
     public var isDoubleTalk: Bool { suppressor.detector.doubleTalk }
+    /// The canceller's output power over the microphone's in the last block: near 1 when the microphone holds
+    /// sound the echo path does not explain (a near talker), near the echo reduction when it holds echo alone.
+    public private(set) var unexplainedPowerRatio: Float = 1
+    /// Whether the residual echo suppressor's detector hears the near end (output above what echo and noise
+    /// explain) in the last block.
+    public var isNearEndActive: Bool { suppressor.detector.nearEndActive }
     /// Times the linear filter was found misadjusted (its error correlated with its own echo estimate, as after
     /// an echo-path change) and started over.
     public private(set) var divergenceResetCount = 0
@@ -78,7 +87,9 @@ public final class EchoPipeline: VoiceProcessor {
         canceller = try EchoCanceller(frameCount: blockFrameCount,
                                       filterLengthMilliseconds: settings.filterLengthMilliseconds,
                                       sampleRate: sampleRate)
-        notch = DCNotch(sampleRate: sampleRate)
+        let applied = DCNotch(radius: DCNotch.speexRadius(sampleRate: sampleRate))
+        notch = DCNotch(radius: DCNotch.outputRadius(sampleRate: sampleRate))
+        widener = notch.radius == applied.radius ? nil : NotchWidener(applied: applied, wanted: notch)
         impulseResponse = .allocate(capacity: canceller.impulseResponseFrameCount)
         impulseResponse.initialize(repeating: 0)
         tailEstimator = EchoTailEstimator(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
@@ -124,19 +135,27 @@ public final class EchoPipeline: VoiceProcessor {
         guard input.count >= blockFrameCount, echo.count >= blockFrameCount, output.count >= blockFrameCount,
               let microphoneBase = microphone.baseAddress, let referenceBase = reference.baseAddress,
               let cancelledBase = cancelled.baseAddress else { return false }
-        SampleConversion.int16(from: input, into: microphone)
+        if widener == nil {
+            SampleConversion.int16(from: input, into: microphone)
+        } else {
+            for index in 0..<blockFrameCount {
+                let widened = widener?.filter(input[index] * 32768) ?? 0
+                microphone[index] = Int16(min(max(widened.rounded(), -32768), 32767))
+            }
+        }
         SampleConversion.int16(from: echo, into: reference)
         canceller.process(microphone: microphoneBase, reference: referenceBase, output: cancelledBase)
         var microphonePower: Float = 0, errorPower: Float = 0, referencePower: Float = 0
         for index in 0..<blockFrameCount {
             let e = Float(cancelled[index]) / 32768
             error[index] = e
-            echoEstimate[index] = notch.filter(Float(microphone[index])) / 32768 - e
+            echoEstimate[index] = notch.filter((input[index] * 32768).rounded()) / 32768 - e
             microphonePower += input[index] * input[index]
             errorPower += e * e
             referencePower += echo[index] * echo[index]
         }
         let farEndActive = referencePower > 1e-8 * Float(blockFrameCount)
+        unexplainedPowerRatio = errorPower / max(microphonePower, 1e-12)
         if farEndActive {
             farEndMicrophoneEnergy += Double(microphonePower)
             farEndErrorEnergy += Double(errorPower)

@@ -22,7 +22,7 @@ final class PropertyListeners: @unchecked Sendable {
     private let nextID = Atomic<Int>(1)
     private let sequence = Atomic<UInt64>(0)
     /// Per property (by `slot`): the sequence number of its latest unheard change, 0 when none.
-    private let stamps: InlineArray<8, Atomic<UInt64>> = InlineArray { _ in Atomic<UInt64>(0) }
+    private let stamps: InlineArray<16, Atomic<UInt64>> = InlineArray { _ in Atomic<UInt64>(0) }
     /// Started with the first handler; touched on `queue` only afterwards.
     private var timer: DispatchSourceTimer?
 
@@ -95,7 +95,8 @@ extension VoiceProcessingProperty {
         case .duckingLevel: 3
         case .duckingMode: 4
         case .muteOutput: 5
-        case .deviceFormat: 6
+        case .inputMuted: 6
+        case .deviceFormat: 7
         }
     }
 }
