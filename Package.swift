@@ -14,6 +14,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        // `swift package generate-documentation` (scripts/docs) for the DocC catalogs.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
@@ -22,14 +25,21 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
         .target(name: "CVoiceShims", dependencies: ["COpus"]),
-        .target(name: "VoiceIO", dependencies: ["CSpeexDSP", "CALSA", "CSndFile"]),
+        .target(
+            name: "VoiceIO",
+            dependencies: ["CSpeexDSP", "CALSA", "CSndFile", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(name: "VoiceIOSimulation", dependencies: ["VoiceIO"]),
-        .target(name: "VoiceCall", dependencies: ["VoiceIO", "COpus", "CVoiceShims", "CSRTP"]),
+        .target(
+            name: "VoiceCall",
+            dependencies: ["VoiceIO", "COpus", "CVoiceShims", "CSRTP", .product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "VoicePeer",
             dependencies: [
                 "VoiceIO", "VoiceIOSimulation", "VoiceCall",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Fuzz targets over the untrusted-input entry points: run by scripts/fuzz, replayed by FuzzRegressionTests.
@@ -44,12 +54,22 @@ let package = Package(
             path: "Tools/NetImpair"
         ),
         .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
+        .target(name: "LogCapture", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/LogCapture"),
         // Writes a WAV until killed; AudioFileTests runs it to check what SIGKILL leaves behind.
         .executableTarget(name: "WriterProbe", dependencies: ["VoiceIO"], path: "Tests/WriterProbe"),
-        .testTarget(name: "VoiceIOTests", dependencies: ["VoiceIO", "VoiceIOSimulation", "CAllocCounter", "VoiceFuzzing"]),
+        .testTarget(
+            name: "VoiceIOTests",
+            dependencies: [
+                "VoiceIO", "VoiceIOSimulation", "CAllocCounter", "VoiceFuzzing", "LogCapture",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "VoiceCallTests",
-            dependencies: ["VoiceCall", "VoiceIO", "VoiceIOSimulation", "COpus", "CVoiceShims", "CSRTP", "CAllocCounter"]
+            dependencies: [
+                "VoiceCall", "VoiceIO", "VoiceIOSimulation", "COpus", "CVoiceShims", "CSRTP", "CAllocCounter",
+                "LogCapture", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ]
 )

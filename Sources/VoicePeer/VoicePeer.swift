@@ -16,6 +16,7 @@ struct VoicePeer: ParsableCommand {
     static func main() {
         do {
             var command = try parseAsRoot()
+            (command as? any LoggingCommand)?.logging.bootstrap()
             try command.run()
         } catch {
             let code = exitCode(for: error)

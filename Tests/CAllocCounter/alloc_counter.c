@@ -133,3 +133,11 @@ long syscall(long number, ...) {
     return result;
 }
 #endif
+
+int lock_counter_is_active(void) {
+#if !defined(ALLOC_COUNTER_SANITIZED) && defined(__x86_64__)
+    return 1;
+#else
+    return 0;
+#endif
+}

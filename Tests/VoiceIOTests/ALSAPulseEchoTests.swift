@@ -2,6 +2,7 @@ import Glibc
 import Synchronization
 import Testing
 @testable import VoiceIO
+import VoiceIOSimulation
 
 /// The voice unit in real time over the PulseAudio loopback (same suite and daemon as `ALSAPulseLoopbackTests`):
 /// what the unit plays into the null sink comes back from its monitor about 30 ms later, so the echo path is the
@@ -57,7 +58,7 @@ extension ALSAPulseLoopbackTests {
         #expect(unit.deviceConfiguration.periodFrames * periodsPerSecond == unit.deviceConfiguration.sampleRate)
         unit.enableAGC = false
         unit.bypassVoiceProcessing = bypass
-        let far = FarSource(try Signal.farSpeech(seconds: seconds + 1, sampleRate: voiceRate))
+        let far = VoiceSource(try Signal.farSpeech(seconds: seconds + 1, sampleRate: voiceRate))
         unit.setRenderCallback { far.render($0) }
         let processed = FrameRecorder(capacity: Int(seconds * Double(voiceRate)))
         let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4096)

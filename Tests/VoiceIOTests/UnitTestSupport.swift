@@ -2,29 +2,11 @@ import Foundation
 import VoiceIO
 import VoiceIOSimulation
 
-/// Supplies far-end voice to a render callback from a preloaded array, then silence. Real-time safe.
-final class FarSource: @unchecked Sendable {
-    private let samples: [Float]
-    private var position = 0
-
-    init(_ samples: [Float]) { self.samples = samples }
-
-    func render(_ frames: VoiceFrames) {
-        guard case .float32(let buffer) = frames else { return }
-        samples.withUnsafeBufferPointer { source in
-            for index in buffer.indices {
-                buffer[index] = position < source.count ? source[position] : 0
-                position += 1
-            }
-        }
-    }
-}
-
 /// A simulated room with a unit on top, run on the virtual clock; collects the processed voice.
 final class UnitHarness {
     let room: SimulatedRoom
     let unit: VoiceProcessingIO
-    private let far: FarSource
+    private let far: VoiceSource
     private(set) var output: [Float] = []
     private var drain: [Float]
 
@@ -36,7 +18,7 @@ final class UnitHarness {
         if recordSeconds > 0 { room.startRecording(seconds: recordSeconds) }
         unit = try VoiceProcessingIO(device: room, voiceFormat: try StreamFormat.voice(sampleRate: voiceRate))
         unit.enableAGC = agc
-        let source = FarSource(far)
+        let source = VoiceSource(far)
         self.far = source
         unit.setRenderCallback { source.render($0) }
         drain = [Float](repeating: 0, count: voiceRate)

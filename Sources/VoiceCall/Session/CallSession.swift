@@ -1,3 +1,4 @@
+import Logging
 import Synchronization
 import VoiceIO
 
@@ -38,10 +39,13 @@ public final class CallSession: @unchecked Sendable {
     private let playout: PlayoutPath
     private let shared = SharedCallState()
     private let thread: RepeatingThread
+    private var diagnostics: CallDiagnostics!
 
-    /// Builds a session on an already bound socket (tests bind port 0 first to learn the address).
-    /// Not real-time safe.
-    public init(socket: UDPSocket, configuration: CallConfiguration) throws(CallError) {
+    /// Builds a session on an already bound socket (tests bind port 0 first to learn the address). `logger`
+    /// hears, once a second from a queue of its own, what the network and audio threads counted (drops by
+    /// reason, SSRC takeovers, jitter buffer restarts, socket errors). Not real-time safe.
+    public init(socket: UDPSocket, configuration: CallConfiguration,
+                logger: Logger = Logger(label: "VoiceCall")) throws(CallError) {
         guard StreamFormat.voiceRates.contains(configuration.voiceRate) else {
             throw .unsupportedVoiceRate(hertz: configuration.voiceRate)
         }
@@ -57,13 +61,15 @@ public final class CallSession: @unchecked Sendable {
                                shared: shared, srtp: srtp)
         thread = RepeatingThread(name: "call-network") { loop.iterate() }
         shared.published.withLock { $0.localSSRC = sendPath.sender.ssrc }
+        diagnostics = CallDiagnostics(logger: logger) { [weak self] in self?.statistics }
     }
 
     /// Binds `listen` ("HOST:PORT") and builds the session. Not real-time safe.
-    public convenience init(listen: SocketAddress, configuration: CallConfiguration) throws(CallError) {
+    public convenience init(listen: SocketAddress, configuration: CallConfiguration,
+                            logger: Logger = Logger(label: "VoiceCall")) throws(CallError) {
         let socket: UDPSocket
         do { socket = try UDPSocket(bindingTo: listen) } catch { throw .socket(error) }
-        try self.init(socket: socket, configuration: configuration)
+        try self.init(socket: socket, configuration: configuration, logger: logger)
     }
 
     deinit { thread.stop() }
@@ -71,10 +77,14 @@ public final class CallSession: @unchecked Sendable {
     /// Starts the network thread. Not real-time safe.
     public func start() throws(CallError) {
         do { try thread.start() } catch { throw .threadFailed(error) }
+        diagnostics.start()
     }
 
     /// Stops the network thread and waits for it (at most `idleWaitMilliseconds`). Not real-time safe.
-    public func stop() { thread.stop() }
+    public func stop() {
+        thread.stop()
+        diagnostics.stop()
+    }
 
     /// Queues processed microphone voice (mono, at the voice rate) for sending; frames that do not fit are
     /// dropped and counted. Real-time safe (it reads CLOCK_MONOTONIC, a vDSO call: no kernel entry, no lock);

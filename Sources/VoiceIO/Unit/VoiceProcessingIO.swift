@@ -1,3 +1,4 @@
+import Logging
 import Synchronization
 
 //  The voice-processing I/O unit (after Apple's Voice-Processing I/O). One device period per I/O cycle:
@@ -44,8 +45,9 @@ public struct VoiceProcessingSettings: Sendable, Hashable {
 /// A full-duplex voice unit on top of an `AudioDevice`: far-end voice out, echo-cancelled voice in.
 ///
 /// Build it (opens the device and allocates everything), set the callbacks, `start`, `stop`. Properties can be
-/// set from any thread at any time; the real-time thread picks them up at the next period. Listeners hear about
-/// changes on a private queue. After `start`, the I/O cycle allocates nothing and takes no lock.
+/// set from any thread at any time, the real-time thread (a render or input callback) included: setting one takes
+/// no lock and allocates nothing, and the I/O cycle picks it up at the next period. Listeners hear about changes
+/// on a private queue, within about 10 ms. After `start`, the I/O cycle allocates nothing and takes no lock.
 public final class VoiceProcessingIO: @unchecked Sendable {
     /// The app's voice format (both elements).
     public let voiceFormat: StreamFormat
@@ -60,6 +62,7 @@ public final class VoiceProcessingIO: @unchecked Sendable {
     private var inputCallback: VoiceInputCallback?
     private let statisticsStore = StatisticsStore()
     private let listeners = PropertyListeners()
+    private var diagnostics: UnitDiagnostics!
     private let running = Atomic<Bool>(false)
 
     private let bypassFlag = Atomic<Bool>(false)
@@ -75,9 +78,10 @@ public final class VoiceProcessingIO: @unchecked Sendable {
     private var capturedFrameCount = 0
 
     /// Opens `device` and prepares the graph. `voiceFormat` must be mono at one of `StreamFormat.voiceRates`.
-    /// Not real-time safe.
-    public init(device: any AudioDevice, voiceFormat: StreamFormat, settings: VoiceProcessingSettings = .init())
-        throws(VoiceProcessingError) {
+    /// `logger` hears what happens to the unit (start and stop, device xruns and failure, dropped voice, the echo
+    /// delay), from a private queue, never the real-time thread. Not real-time safe.
+    public init(device: any AudioDevice, voiceFormat: StreamFormat, settings: VoiceProcessingSettings = .init(),
+                logger: Logger = Logger(label: "VoiceIO")) throws(VoiceProcessingError) {
         guard voiceFormat.channelCount == 1 else { throw .notMono(voiceFormat) }
         do {
             _ = try StreamFormat.voice(sampleRate: voiceFormat.sampleRate, sampleType: voiceFormat.sampleType)
@@ -114,6 +118,9 @@ public final class VoiceProcessingIO: @unchecked Sendable {
         mutedSpeech = MutedSpeechNotifier(sampleRate: configuration.sampleRate)
         inputScratch = .allocate(capacity: 1024)
         inputScratch.initialize(repeating: 0)
+        diagnostics = UnitDiagnostics(logger: logger, deviceName: device.name) { [weak self] in
+            self.map { UnitDiagnostics.Snapshot(statistics: $0.statistics, failure: $0.device.failure.map { "\($0)" }) }
+        }
         listeners.notify(.deviceFormat)
     }
 
@@ -156,6 +163,7 @@ public final class VoiceProcessingIO: @unchecked Sendable {
             running.store(false, ordering: .releasing)
             throw .device(name: device.name, reason: "\(error)")
         }
+        diagnostics.start(configuration: deviceConfiguration, voiceFormat: voiceFormat)
     }
 
     /// Stops the device and waits for its last cycle. Not real-time safe.
@@ -163,6 +171,7 @@ public final class VoiceProcessingIO: @unchecked Sendable {
         guard isRunning else { return }
         device.stop()
         running.store(false, ordering: .releasing)
+        diagnostics.stop()
     }
 
     // MARK: Data
@@ -205,7 +214,7 @@ public final class VoiceProcessingIO: @unchecked Sendable {
     /// Other audio queued and not yet played, in device-rate frames.
     public var queuedOtherAudioFrameCount: Int { otherAudio.ring.availableToRead }
 
-    // MARK: Properties (any thread, any time; applied at the next period)
+    // MARK: Properties (any thread, any time, real-time safe to set and read; applied at the next period)
 
     /// Skips echo cancellation, noise and residual echo suppression and gain control; conversion stays.
     public var bypassVoiceProcessing: Bool {

@@ -84,16 +84,23 @@ final class PartitionedConvolver {
     private func processBlock() {
         newestSlot = (newestSlot + 1) % partitionCount
         fft.forward(window, real: historyRe + newestSlot * binCount, imaginary: historyIm + newestSlot * binCount)
-        workRe.update(repeating: 0, count: binCount)
-        workIm.update(repeating: 0, count: binCount)
-        for partition in 0..<partitionCount {
-            let slot = (newestSlot - partition + partitionCount) % partitionCount
-            let hRe = responseRe + partition * binCount, hIm = responseIm + partition * binCount
-            let xRe = historyRe + slot * binCount, xIm = historyIm + slot * binCount
-            for bin in 0..<binCount {
-                workRe[bin] += xRe[bin] * hRe[bin] - xIm[bin] * hIm[bin]
-                workIm[bin] += xRe[bin] * hIm[bin] + xIm[bin] * hRe[bin]
+        // Locals and while loops: the same code optimised, and far fewer calls unoptimised (debug builds).
+        let bins = binCount, partitions = partitionCount, newest = newestSlot
+        let sumRe = workRe, sumIm = workIm
+        sumRe.update(repeating: 0, count: bins)
+        sumIm.update(repeating: 0, count: bins)
+        var partition = 0
+        while partition < partitions {
+            let slot = (newest - partition + partitions) % partitions
+            let hRe = responseRe + partition * bins, hIm = responseIm + partition * bins
+            let xRe = historyRe + slot * bins, xIm = historyIm + slot * bins
+            var bin = 0
+            while bin < bins {
+                sumRe[bin] += xRe[bin] * hRe[bin] - xIm[bin] * hIm[bin]
+                sumIm[bin] += xRe[bin] * hIm[bin] + xIm[bin] * hRe[bin]
+                bin += 1
             }
+            partition += 1
         }
         fft.inverse(real: workRe, imaginary: workIm, output: timeBlock)
         outputQueue.write(UnsafeBufferPointer(start: timeBlock + partitionFrames, count: partitionFrames))

@@ -21,6 +21,7 @@ struct CallCommand: ParsableCommand {
     var remote: String?
     @OptionGroup var sessionDescriptions: SessionDescriptionOptions
     @OptionGroup var audioDevice: DeviceOptions
+    @OptionGroup var logging: LogOptions
     @Option(help: "Near-end talker for the simulated room (an audio file, repeated with a second's pause for the whole call; not with alsa:).")
     var talker: String?
     @Option(name: .customLong("talker-delay"), help: "Seconds of silence before the talker starts (simulated room).")

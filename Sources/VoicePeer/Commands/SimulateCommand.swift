@@ -31,6 +31,7 @@ struct SimulateCommand: ParsableCommand {
     @Option(name: .customLong("device-rate"), help: "Device rate in Hz (an ALSA device may give another).")
     var deviceRate = 48000
     @OptionGroup var audioDevice: DeviceOptions
+    @OptionGroup var logging: LogOptions
     @Flag(name: .long, help: "Bypass voice processing.")
     var bypass = false
     @Flag(name: .customLong("no-agc"), help: "Turn automatic gain control off.")

@@ -15,5 +15,7 @@ uint64_t alloc_counter_stop(void);
 void lock_counter_start(void);
 /* Stops counting locks on the calling thread and returns how many it took since the start. */
 uint64_t lock_counter_stop(void);
+/* 1 where locks are counted (x86-64, not under a sanitizer, which interposes the same calls), else 0. */
+int lock_counter_is_active(void);
 
 #endif

@@ -1,0 +1,33 @@
+import Foundation
+import LogCapture
+import Logging
+import Testing
+import VoiceIO
+import VoiceIOSimulation
+
+/// The unit's diagnostics go through swift-log, from a thread other than the device's.
+@Suite("Unit diagnostics")
+struct UnitDiagnosticsTests {
+    @Test("voice the app never reads is dropped, counted on the device thread and logged off it")
+    func droppedVoiceIsLoggedOffTheDeviceThread() throws {
+        let captured = CapturedLog()
+        var configuration = SimulatedRoomConfiguration()
+        configuration.clock = .virtual
+        let room = try SimulatedRoom(configuration: configuration)
+        var settings = VoiceProcessingSettings()
+        settings.inputCapacityMilliseconds = 200
+        let unit = try VoiceProcessingIO(device: room, voiceFormat: try .voice(sampleRate: 16000), settings: settings,
+                                         logger: captured.logger(label: "test"))
+        try unit.start()
+        try room.run(periods: 100)    // 1 s of voice into a 200 ms ring nobody reads
+        unit.stop()
+
+        let entries = captured.entries
+        let dropped = entries.filter { $0.level == .warning && $0.message.contains("processed voice dropped") }
+        #expect(dropped.count == 1)
+        #expect(entries.contains { $0.level == .debug && $0.message == "stopped" })
+        #expect(unit.statistics.inputOverflowFrameCount > 0)
+        #expect(!dropped.contains { pthread_equal($0.thread, pthread_self()) != 0 },
+                "logged on the diagnostics queue, not the thread that ran the device periods")
+    }
+}
