@@ -21,10 +21,11 @@ let package = Package(
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
         .target(name: "CVoiceShims", dependencies: ["COpus"]),
         .target(
             name: "VoiceIO",
-            dependencies: ["CSpeexDSP", "CALSA", "CSndFile"],
+            dependencies: ["CSpeexDSP", "CALSA", "CSndFile", "CPipeWire"],
             swiftSettings: optimised
         ),
         .target(

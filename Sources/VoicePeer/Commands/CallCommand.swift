@@ -68,7 +68,7 @@ struct CallCommand: ParsableCommand {
             throw ValidationError("--bitrate must be within \(OpusFormat.bitrateRange.lowerBound)–\(OpusFormat.bitrateRange.upperBound)")
         }
         if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
-        if (talker != nil || talkTurn != nil || talkerDelay != 0) && audioDevice.isALSA {
+        if (talker != nil || talkTurn != nil || talkerDelay != 0) && audioDevice.isSystemDevice {
             throw ValidationError("--talker, --talk-turn and --talker-delay shape the simulated room's near-end voice; with \(audioDevice.device) the microphone talks")
         }
         guard talkerDelay >= 0 else { throw ValidationError("--talker-delay must not be negative") }
@@ -138,7 +138,7 @@ struct CallCommand: ParsableCommand {
     /// made), with the configuration it gave.
     private func openDevice() throws -> (device: any AudioDevice, given: DeviceConfiguration) {
         let settings = VoiceProcessingSettings()
-        if let alsa = try audioDevice.openALSADevice(sampleRate: settings.requestedDeviceRate,
+        if let alsa = try audioDevice.openSystemDevice(sampleRate: settings.requestedDeviceRate,
                                                      periodMilliseconds: settings.periodMilliseconds) {
             return (alsa.device, alsa.given)
         }
