@@ -137,6 +137,7 @@ public final class PipeWireDevice: AudioDevice, @unchecked Sendable {
                                              process: PipeWireDuplexCycle.playbackProcess, processContext: context)
         let newCapture = try PipeWireStream(connection: connection, direction: .capture, properties: captureProperties,
                                             process: PipeWireDuplexCycle.captureProcess, processContext: context)
+        newCapture.reconnectsOnResume = resolved.captureIsSink || resolved.capture == nil
         joined.playbackStream = newPlayback.stream
         joined.captureStream = newCapture.stream
         duplex = joined

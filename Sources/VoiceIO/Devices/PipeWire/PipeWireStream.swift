@@ -65,10 +65,18 @@ final class PipeWireStream: @unchecked Sendable {
         let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
         events.initialize(to: pw_stream_events())
         events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
-        events.pointee.state_changed = { data, _, state, error in
+        events.pointee.state_changed = { data, old, state, error in
             guard let data else { return }
             let stream = Unmanaged<PipeWireStream>.fromOpaque(data).takeUnretainedValue()
             stream.streamState.store(Int32(state.rawValue), ordering: .relaxed)
+            if state == PW_STREAM_STATE_STREAMING {
+                if old == PW_STREAM_STATE_PAUSED, stream.hasStreamed, stream.reconnectsOnResume {
+                    stream.resumeCount += 1
+                    stream.reconnect()
+                    return
+                }
+                stream.hasStreamed = true
+            }
             if state == PW_STREAM_STATE_ERROR {
                 let failure = PipeWireError("run the \(stream.direction.label) stream",
                                             server: stream.connection.serverName, code: 0,
@@ -103,18 +111,44 @@ final class PipeWireStream: @unchecked Sendable {
     func connect(sampleRate: Int) throws(PipeWireError) {
         var podStorage = [UInt8](repeating: 0, count: 1024)
         let result: Int32 = podStorage.withUnsafeMutableBufferPointer { storage in
-            var format: UnsafePointer<spa_pod>? = voiceio_pw_mono_float_format(
-                storage.baseAddress, UInt32(storage.count), UInt32(sampleRate))
-            let flags = PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
-                | PW_STREAM_FLAG_RT_PROCESS.rawValue
-            return connection.withLock {
-                pw_stream_connect(stream, direction == .playback ? SPA_DIRECTION_OUTPUT : SPA_DIRECTION_INPUT,
-                                  voiceio_pw_id_any, pw_stream_flags(rawValue: flags), &format, 1)
+            connection.withLock {
+                connectedRate = sampleRate
+                return connectLocked(storage, sampleRate)
             }
         }
         guard result >= 0 else {
             throw PipeWireError("connect the \(direction.label) stream", server: connection.serverName, code: result)
         }
+    }
+
+    /// Whether to relink the stream when it streams again after a pause (a suspended node resumed): a capture
+    /// stream linked to a sink's monitor across a suspend keeps getting silence in PipeWire 0.3.65 until relinked.
+    var reconnectsOnResume = false
+    /// Loop-thread state: the stream has streamed since it was connected; times it was relinked on a resume.
+    private var hasStreamed = false
+    private(set) var resumeCount = 0
+    private var connectedRate = 0
+
+    /// On the loop thread (lock held): disconnects and connects again at the same rate.
+    private func reconnect() {
+        _ = pw_stream_disconnect(stream)
+        hasStreamed = false
+        var podStorage = [UInt8](repeating: 0, count: 1024)
+        let result = podStorage.withUnsafeMutableBufferPointer { storage in connectLocked(storage, connectedRate) }
+        if result < 0 {
+            let failure = PipeWireError("reconnect the \(direction.label) stream after a resume",
+                                        server: connection.serverName, code: result)
+            streamError.withLock { if $0 == nil { $0 = failure } }
+        }
+    }
+
+    private func connectLocked(_ storage: UnsafeMutableBufferPointer<UInt8>, _ sampleRate: Int) -> Int32 {
+        var format: UnsafePointer<spa_pod>? = voiceio_pw_mono_float_format(
+            storage.baseAddress, UInt32(storage.count), UInt32(sampleRate))
+        let flags = PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
+            | PW_STREAM_FLAG_RT_PROCESS.rawValue
+        return pw_stream_connect(stream, direction == .playback ? SPA_DIRECTION_OUTPUT : SPA_DIRECTION_INPUT,
+                                 voiceio_pw_id_any, pw_stream_flags(rawValue: flags), &format, 1)
     }
 
     /// Disconnects the stream (its process callback is no longer called once this returns).
