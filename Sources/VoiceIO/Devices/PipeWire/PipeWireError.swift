@@ -38,8 +38,7 @@ public struct PipeWireError: Error, Equatable, CustomStringConvertible {
     /// What a user can do about it, when there is something to say.
     public var suggestion: String? {
         if isServerGone {
-            return "is PipeWire running? start it (systemctl --user start pipewire), set PIPEWIRE_REMOTE, "
-                + "or use --device alsa:default"
+            return "is PipeWire running? start it, point PIPEWIRE_REMOTE at its socket, or use --device alsa:default"
         }
         if isBusy { return "another client holds the device; close it or pick another target (voicepeer devices)" }
         return nil
