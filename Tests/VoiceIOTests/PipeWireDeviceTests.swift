@@ -47,7 +47,13 @@ struct PipeWireDeviceTests {
             let frames = try #require(delay, "a burst never came back")
             #expect(frames >= 0 && frames <= 4 * run.given.periodFrames, "round trip \(frames) frames")
         }
-        #expect(delays[0] == delays[1], "the delay moved between bursts: \(delays)")
+        let reported = run.timing.playbackDelayFrames + run.timing.captureDelayFrames
+        if let first = delays[0] {
+            #expect(abs(reported - first) <= run.given.periodFrames, "the device reports \(reported) frames, measured \(first)")
+        }
+        if let first = delays[0], let second = delays[1] {
+            #expect(abs(first - second) <= run.given.periodFrames, "the delay moved between bursts: \(delays)")
+        }
         let frames = probe.captured.frames
         let onset = Self.sampleRate / 2 + (delays[0] ?? 0)
         #expect(ALSAPulseLoopbackTests.rms(frames[..<max(onset - 64, 0)]) < 0.001, "not silent before the tone")
@@ -56,7 +62,8 @@ struct PipeWireDeviceTests {
         #expect(abs(level) < 1, "tone level off by \(level) dB")
         #expect(ALSAPulseLoopbackTests.toneFraction(body, hertz: 1000) > 0.99)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-        #expect(seconds > 1.5 && seconds < 4, "2 s of audio took \(seconds) s")
+        // A sanity bound on pace (not a timing assertion): 2 s of audio at about real-time pace.
+        #expect(seconds > 1.5 && seconds < 8, "2 s of audio took \(seconds) s")
     }
 
     /// The data thread allocates nothing from one cycle to a later one: the capture and playback process

@@ -78,15 +78,20 @@ struct DevicesCommand: ParsableCommand {
         }
         if let pipeWireNodes {
             let width = min(pipeWireNodes.map(\.name.count).max() ?? 0, 40)
-            for (title, kind) in [("PipeWire sinks", PipeWireNode.Kind.sink), ("PipeWire sources", .source)] {
-                print("\(title):")
-                let selected = pipeWireNodes.filter { $0.kind == kind }
-                if selected.isEmpty { print("  (none)") }
-                for node in selected {
-                    let padding = String(repeating: " ", count: max(width - node.name.count, 0))
-                    print("\(node.isDefault ? "* " : "  ")pipewire:\(node.name)\(padding)  \(node.description)")
-                }
+            let line = { (node: PipeWireNode, isDefault: Bool, note: String) in
+                let padding = String(repeating: " ", count: max(width - node.name.count, 0))
+                print("\(isDefault ? "* " : "  ")pipewire:\(node.name)\(padding)  \(node.description)\(note)")
             }
+            print("PipeWire sinks:")
+            let sinks = pipeWireNodes.filter { $0.kind == .sink }
+            if sinks.isEmpty { print("  (none)") }
+            for node in sinks { line(node, node.isDefault, "") }
+            print("PipeWire sources (a sink as capture target means its monitor):")
+            let sources = pipeWireNodes.filter { $0.kind == .source }
+            let monitors = pipeWireNodes.filter(\.isDefaultSourceMonitor)
+            if sources.isEmpty && monitors.isEmpty { print("  (none)") }
+            for node in sources { line(node, node.isDefault, "") }
+            for node in monitors { line(node, true, " (its monitor)") }
         }
         let pcms = try ALSADeviceList.pcms()
         let width = min(pcms.map(\.name.count).max() ?? 0, 40)

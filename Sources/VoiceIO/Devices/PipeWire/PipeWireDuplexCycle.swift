@@ -118,7 +118,8 @@ final class PipeWireDuplexCycle: @unchecked Sendable {
             let dropped = captureRing.discard(excess)
             counters.droppedCaptureFrameCount.add(dropped, ordering: .relaxed)
         }
-        counters.playbackDelayFrames.store(delayFrames(of: stream) + carryFrames, ordering: .relaxed)
+        // The buffer just queued plays at the graph's next cycle: it counts, with what the carry still holds.
+        counters.playbackDelayFrames.store(delayFrames(of: stream) + wanted + carryFrames, ordering: .relaxed)
         recordCPUTime()
     }
 

@@ -19,6 +19,8 @@ public struct PipeWireNode: Sendable, Hashable {
     public let kind: Kind
     /// The session manager's default sink (for a sink) or source (for a source).
     public let isDefault: Bool
+    /// A sink whose monitor is the default source (the session manager's default source names the sink).
+    public let isDefaultSourceMonitor: Bool
 }
 
 /// Lists a PipeWire server's audio sinks and sources, and which are the defaults (the `default` metadata that
@@ -64,7 +66,8 @@ public enum PipeWireNodeList {
         return collector.found.map { node in
             let defaultName = node.kind == .sink ? collector.defaultSink : collector.defaultSource
             return PipeWireNode(id: node.id, name: node.name, description: node.description, kind: node.kind,
-                                isDefault: node.name == defaultName)
+                                isDefault: node.name == defaultName,
+                                isDefaultSourceMonitor: node.kind == .sink && node.name == collector.defaultSource)
         }
     }
 }
