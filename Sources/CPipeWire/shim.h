@@ -68,3 +68,18 @@ static inline const char *voiceio_pw_type_metadata(void) { return PW_TYPE_INTERF
 static inline struct spa_data *voiceio_pw_buffer_data(struct pw_buffer *buffer) {
     return buffer->buffer->n_datas > 0 ? &buffer->buffer->datas[0] : NULL;
 }
+
+/* An event source on `loop`: `func` runs on the loop's thread at a later iteration once signalled, outside
+   whatever callback signalled it. */
+static inline struct spa_source *voiceio_pw_loop_add_event(struct pw_loop *loop,
+                                                           void (*func)(void *data, uint64_t count), void *data) {
+    return pw_loop_add_event(loop, func, data);
+}
+
+static inline int voiceio_pw_loop_signal_event(struct pw_loop *loop, struct spa_source *source) {
+    return pw_loop_signal_event(loop, source);
+}
+
+static inline void voiceio_pw_loop_destroy_source(struct pw_loop *loop, struct spa_source *source) {
+    pw_loop_destroy_source(loop, source);
+}

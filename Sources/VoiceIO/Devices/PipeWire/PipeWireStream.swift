@@ -52,9 +52,13 @@ final class PipeWireStream: @unchecked Sendable {
         let stateHook = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
         stateHook.initialize(to: spa_hook())
         self.stateHook = stateHook
+        let context = Unmanaged.passUnretained(self).toOpaque()
         connection.withLock {
             pw_stream_add_listener(stream, hook, events, processContext)
-            pw_stream_add_listener(stream, stateHook, stateEvents, Unmanaged.passUnretained(self).toOpaque())
+            pw_stream_add_listener(stream, stateHook, stateEvents, context)
+            reconnectEvent = voiceio_pw_loop_add_event(pw_thread_loop_get_loop(connection.loop), { data, _ in
+                Unmanaged<PipeWireStream>.fromOpaque(data!).takeUnretainedValue().reconnect()
+            }, context)
         }
     }
 
@@ -70,9 +74,10 @@ final class PipeWireStream: @unchecked Sendable {
             let stream = Unmanaged<PipeWireStream>.fromOpaque(data).takeUnretainedValue()
             stream.streamState.store(Int32(state.rawValue), ordering: .relaxed)
             if state == PW_STREAM_STATE_STREAMING {
-                if old == PW_STREAM_STATE_PAUSED, stream.hasStreamed, stream.reconnectsOnResume {
-                    stream.resumeCount += 1
-                    stream.reconnect()
+                if old == PW_STREAM_STATE_PAUSED, stream.hasStreamed, stream.reconnectsOnResume,
+                   let event = stream.reconnectEvent {
+                    // Not from inside the stream's own event: relinking destroys what emits it.
+                    _ = voiceio_pw_loop_signal_event(pw_thread_loop_get_loop(stream.connection.loop), event)
                     return
                 }
                 stream.hasStreamed = true
@@ -90,6 +95,9 @@ final class PipeWireStream: @unchecked Sendable {
 
     deinit {
         connection.withLock {
+            if let reconnectEvent {
+                voiceio_pw_loop_destroy_source(pw_thread_loop_get_loop(connection.loop), reconnectEvent)
+            }
             spa_hook_remove(stateHook)
             spa_hook_remove(hook)
             pw_stream_destroy(stream)
@@ -129,8 +137,12 @@ final class PipeWireStream: @unchecked Sendable {
     private(set) var resumeCount = 0
     private var connectedRate = 0
 
-    /// On the loop thread (lock held): disconnects and connects again at the same rate.
+    /// Signalled on a resume; runs `reconnect` at the loop's next iteration.
+    private var reconnectEvent: UnsafeMutablePointer<spa_source>?
+
+    /// On the loop thread (lock held), from `reconnectEvent`: disconnects and connects again at the same rate.
     private func reconnect() {
+        resumeCount += 1
         _ = pw_stream_disconnect(stream)
         hasStreamed = false
         var podStorage = [UInt8](repeating: 0, count: 1024)
