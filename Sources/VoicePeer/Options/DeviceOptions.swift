@@ -87,8 +87,17 @@ struct DeviceOptions: ParsableArguments {
             return (device, try device.open(requested: request))
         case .systemDefault:
             let pipeWire = PipeWireDevice()
-            if let given = try? pipeWire.open(requested: request) { return (pipeWire, given) }
-            return try openALSA(playbackName: "default", captureName: "default", request: request)
+            let pipeWireError: any Error
+            do {
+                return (pipeWire, try pipeWire.open(requested: request))
+            } catch {
+                pipeWireError = error
+            }
+            do {
+                return try openALSA(playbackName: "default", captureName: "default", request: request)
+            } catch {
+                throw CommandFailure("--device default: no PipeWire (\(pipeWireError)), and \(error)")
+            }
         case .alsa(let playbackName, let captureName):
             return try openALSA(playbackName: playbackName, captureName: captureName, request: request)
         }
