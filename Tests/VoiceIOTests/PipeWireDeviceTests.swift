@@ -141,8 +141,9 @@ struct PipeWireDeviceTests {
             }
         })
         let delays = probe.roundTripFrames()
-        print("pipewire \(kind): \(pausedCycles) cycles ran during the 2 s pause (from cycle \(cyclesBefore)); round trips before and after \(delays) frames; underruns \(run.statistics.underrunCount), dropped capture \(run.statistics.droppedCaptureFrameCount)")
+        print("pipewire \(kind): \(pausedCycles) cycles ran during the 2 s pause (from cycle \(cyclesBefore)); round trips before and after \(delays) frames; underruns \(run.statistics.underrunCount), dropped capture \(run.statistics.droppedCaptureFrameCount), capture relinks \(run.statistics.captureRelinkCount)")
         if kind == "stall" { #expect(pausedCycles <= 2, "cycles ran while the server was stopped") }
+        if kind == "suspend" { #expect(run.statistics.captureRelinkCount >= 1, "the capture stream was not relinked") }
         #expect(run.failure == nil)
         #expect(run.statistics.cycleCount >= 4 * rate / run.given.periodFrames, "cycles did not go on")
         let before = try #require(delays[0], "the first burst never came back")

@@ -180,7 +180,8 @@ public final class PipeWireDevice: AudioDevice, @unchecked Sendable {
             capturedFrameCount: counters.capturedFrameCount.load(ordering: .relaxed),
             droppedCaptureFrameCount: counters.droppedCaptureFrameCount.load(ordering: .relaxed),
             underrunCount: counters.underrunCount.load(ordering: .relaxed),
-            ioThreadCPUNanoseconds: counters.ioThreadCPUNanoseconds.load(ordering: .relaxed))
+            ioThreadCPUNanoseconds: counters.ioThreadCPUNanoseconds.load(ordering: .relaxed),
+            captureRelinkCount: capture?.relinkCount ?? 0)
     }
 
     deinit { stop() }
@@ -198,4 +199,6 @@ public struct PipeWireDeviceStatistics: Sendable, Hashable {
     public var underrunCount: Int
     /// CPU time of the real-time data thread since its first playback callback, in nanoseconds.
     public var ioThreadCPUNanoseconds: Int
+    /// Times the capture stream was relinked after its node resumed from a suspend.
+    public var captureRelinkCount: Int
 }

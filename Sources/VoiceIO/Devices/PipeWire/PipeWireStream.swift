@@ -18,8 +18,19 @@ final class PipeWireStream: @unchecked Sendable {
     let stream: OpaquePointer
     private let hook: UnsafeMutablePointer<spa_hook>
     private let events: UnsafeMutablePointer<pw_stream_events>
+    private let stateHook: UnsafeMutablePointer<spa_hook>
     private let streamError = Mutex<PipeWireError?>(nil)
-    private let streamState = Atomic<Int32>(Int32(PW_STREAM_STATE_UNCONNECTED.rawValue))
+    /// Signalled on a resume; runs `reconnect` at the loop's next iteration.
+    private var reconnectEvent: UnsafeMutablePointer<spa_source>?
+    /// Loop-thread state: the stream has streamed since it was (re)connected, and at which rate it connects.
+    private var hasStreamed = false
+    private var connectedRate = 0
+    private let relinks = Atomic<Int>(0)
+
+    /// Whether to relink the stream when it streams again after a pause (a suspended node resumed): a capture
+    /// stream linked to a sink's monitor across a suspend keeps getting silence in PipeWire 0.3.65 until relinked.
+    /// Set before `connect`.
+    var reconnectsOnResume = false
 
     /// Makes the stream (not yet connected). `properties` are set on its node: name, latency, target, role.
     init(connection: PipeWireConnection, direction: Direction, properties: [String: String],
@@ -62,8 +73,6 @@ final class PipeWireStream: @unchecked Sendable {
         }
     }
 
-    private let stateHook: UnsafeMutablePointer<spa_hook>
-
     /// One events table for every stream's state changes (no process callback in it).
     nonisolated(unsafe) private static let stateEvents: UnsafeMutablePointer<pw_stream_events> = {
         let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
@@ -72,7 +81,6 @@ final class PipeWireStream: @unchecked Sendable {
         events.pointee.state_changed = { data, old, state, error in
             guard let data else { return }
             let stream = Unmanaged<PipeWireStream>.fromOpaque(data).takeUnretainedValue()
-            stream.streamState.store(Int32(state.rawValue), ordering: .relaxed)
             if state == PW_STREAM_STATE_STREAMING {
                 if old == PW_STREAM_STATE_PAUSED, stream.hasStreamed, stream.reconnectsOnResume,
                    let event = stream.reconnectEvent {
@@ -110,9 +118,8 @@ final class PipeWireStream: @unchecked Sendable {
     /// The error the stream reported (its node failed, was refused a link or its server went away), or nil.
     var failure: PipeWireError? { streamError.withLock { $0 } }
 
-    /// The stream's `pw_stream_state` as last reported (error -1, unconnected 0, connecting 1, paused 2,
-    /// streaming 3). Safe from any thread.
-    var state: pw_stream_state { pw_stream_state(rawValue: streamState.load(ordering: .relaxed)) }
+    /// Times the stream was relinked after a resume. Safe from any thread.
+    var relinkCount: Int { relinks.load(ordering: .relaxed) }
 
     /// Connects the stream for mono Float32 at `sampleRate`, to its target or wherever the session manager
     /// links it, mapping buffers and calling `process` on the real-time data thread.
@@ -129,20 +136,9 @@ final class PipeWireStream: @unchecked Sendable {
         }
     }
 
-    /// Whether to relink the stream when it streams again after a pause (a suspended node resumed): a capture
-    /// stream linked to a sink's monitor across a suspend keeps getting silence in PipeWire 0.3.65 until relinked.
-    var reconnectsOnResume = false
-    /// Loop-thread state: the stream has streamed since it was connected; times it was relinked on a resume.
-    private var hasStreamed = false
-    private(set) var resumeCount = 0
-    private var connectedRate = 0
-
-    /// Signalled on a resume; runs `reconnect` at the loop's next iteration.
-    private var reconnectEvent: UnsafeMutablePointer<spa_source>?
-
     /// On the loop thread (lock held), from `reconnectEvent`: disconnects and connects again at the same rate.
     private func reconnect() {
-        resumeCount += 1
+        relinks.add(1, ordering: .relaxed)
         _ = pw_stream_disconnect(stream)
         hasStreamed = false
         var podStorage = [UInt8](repeating: 0, count: 1024)
