@@ -13,6 +13,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case jitterBuffer = "jitter-buffer"
     /// Bytes cut into Opus payloads decoded, recovered and concealed by one `OpusDecoder`.
     case opusDecode = "opus-decode"
+    /// Any bytes as a session description read by `PeerDescription`, and what parsed written back and re-read.
+    case sdp
+    /// Any bytes through the SRTP receive path (`SRTPContext`), raw or as a protected and tampered packet.
+    case srtpUnprotect = "srtp-unprotect"
 
     /// Runs one input; traps when a check fails. Not real-time safe.
     public func run(_ input: UnsafeRawBufferPointer) {
@@ -22,6 +26,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .rtcp: RTCPFuzzing.run(input)
         case .jitterBuffer: JitterBufferFuzzing.run(input)
         case .opusDecode: OpusDecodeFuzzing.run(input)
+        case .sdp: SDPFuzzing.run(input)
+        case .srtpUnprotect: SRTPUnprotectFuzzing.run(input)
         }
     }
 }

@@ -52,3 +52,20 @@ int voice_wait_readable(int fd, long long timeout_ns) {
     struct timespec timeout = { .tv_sec = timeout_ns / 1000000000LL, .tv_nsec = timeout_ns % 1000000000LL };
     return ppoll(&request, 1, &timeout, NULL);
 }
+
+#include <errno.h>
+#include <sys/random.h>
+
+int voice_random_bytes(void *buf, unsigned long count) {
+    unsigned char *bytes = buf;
+    while (count > 0) {
+        ssize_t got = getrandom(bytes, count, 0);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        bytes += got;
+        count -= (unsigned long)got;
+    }
+    return 0;
+}

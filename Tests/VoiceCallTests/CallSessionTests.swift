@@ -1,6 +1,7 @@
 import CAllocCounter
 import Foundation
 import VoiceIO
+import VoiceIOSimulation
 import Testing
 @testable import VoiceCall
 

@@ -1,5 +1,6 @@
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 @testable import VoiceCall
 
 @Suite struct EchoReductionMeterTests {

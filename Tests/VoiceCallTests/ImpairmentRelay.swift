@@ -1,5 +1,6 @@
 import Foundation
 import VoiceIO
+import VoiceIOSimulation
 @testable import VoiceCall
 
 /// A UDP forwarder between two endpoints that impairs the RTP going from `a` to `b` with seeded loss,

@@ -1,6 +1,7 @@
 import CAllocCounter
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 @testable import VoiceCall
 
 /// Real Opus packets (16 kHz, 20 ms) of a voice-like signal, fed to a jitter buffer on a simulated timeline.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 @testable import VoiceCall
 
 /// TapDevice lends each period to its taps: the capture tap sees exactly what the cycle then gets, the playback

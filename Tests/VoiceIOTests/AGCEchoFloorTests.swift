@@ -1,5 +1,6 @@
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 
 @Suite("Automatic gain control while only the far end talks")
 struct AGCEchoFloorTests {

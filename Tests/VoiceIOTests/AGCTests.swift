@@ -1,5 +1,6 @@
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 
 @Suite("Automatic gain control")
 struct AGCTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 
 @Suite struct AudioFileTests {
     /// A fresh folder for one test's files.

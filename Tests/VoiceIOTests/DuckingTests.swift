@@ -1,5 +1,6 @@
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 
 @Suite("Ducking other audio")
 struct DuckingTests {

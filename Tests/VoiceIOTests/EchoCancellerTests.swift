@@ -1,5 +1,6 @@
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 
 @Suite struct EchoCancellerTests {
     static let sampleRate = 16000

@@ -1,5 +1,6 @@
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 
 @Suite struct LevelMeterTests {
     @Test func fullScaleSineReadsMinus3dBRMSAnd0dBPeak() {

@@ -1,5 +1,6 @@
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 
 /// `OfflineVoiceProcessor.process(microphone:loudspeaker:deliver:)`, which `voicepeer process` uses to write its
 /// output as it goes (so a kill leaves a playable start of the file).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 
 @Suite("Voice rate conversion in both directions")
 struct ProcessRateTests {

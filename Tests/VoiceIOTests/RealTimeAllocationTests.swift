@@ -1,6 +1,7 @@
 import CAllocCounter
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 
 @Suite("Real-time path allocations")
 struct RealTimeAllocationTests {

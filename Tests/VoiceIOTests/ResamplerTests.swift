@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 
 @Suite struct ResamplerTests {
     /// The output must match a sine generated directly at the output rate, delayed by the reported input latency.

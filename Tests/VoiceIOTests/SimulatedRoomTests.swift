@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 
 @Suite("Simulated room")
 struct SimulatedRoomTests {

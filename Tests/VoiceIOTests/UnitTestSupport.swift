@@ -1,5 +1,6 @@
 import Foundation
 import VoiceIO
+import VoiceIOSimulation
 
 /// Supplies far-end voice to a render callback from a preloaded array, then silence. Real-time safe.
 final class FarSource: @unchecked Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VoiceIO
+import VoiceIOSimulation
 
 @Suite("VoiceProcessingIO in a simulated room")
 struct UnitTests {

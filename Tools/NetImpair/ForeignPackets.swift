@@ -1,6 +1,7 @@
 import Foundation
 import VoiceCall
 import VoiceIO
+import VoiceIOSimulation
 
 /// Strangers' datagrams: well-formed RTP whose Opus payload is a loud tone (so a leak is audible and
 /// detectable), RTCP-looking and random bytes. Built in advance; `next` only picks and stamps one.

@@ -1,4 +1,5 @@
 import VoiceIO
+import VoiceIOSimulation
 
 /// What one direction of the relay does to each datagram: random loss plus Gilbert-Elliott bursts (a two-state
 /// chain; every datagram in the bad state is lost), a uniform extra delay (jitter), some datagrams held back

@@ -1,4 +1,5 @@
 import VoiceIO
+import VoiceIOSimulation
 
 extension SplitMix64 {
     /// True with probability `percent` / 100.

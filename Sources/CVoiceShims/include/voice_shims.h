@@ -21,4 +21,8 @@ int voice_opus_decoder_get_last_packet_duration(OpusDecoder *st, int *samples);
    Returns ppoll's result: > 0 readable, 0 timed out, -1 with errno set. */
 int voice_wait_readable(int fd, long long timeout_ns);
 
+/* Fills buf with count bytes from the kernel's CSPRNG (getrandom(2), blocking until it is seeded, retrying
+   EINTR and short reads). Returns 0, or -1 with errno set. Not real-time safe (it may block at boot). */
+int voice_random_bytes(void *buf, unsigned long count);
+
 #endif

@@ -30,6 +30,31 @@ public struct SignalAlignment: Sendable, Hashable {
         return best
     }
 
+    /// The median over consecutive `windowFrames` windows of `reference` (those with sound: RMS above
+    /// `minimumRMS`) of each window's best correlation with `test`, each searched within `windowLagRange` of
+    /// `overall.lagFrames`: robust to a call's playout delay changing (jitter-buffer growth, concealment), which
+    /// lowers a single-lag correlation. Nil when no window has sound.
+    public static func windowedMedianCorrelation(reference: UnsafeBufferPointer<Float>, test: UnsafeBufferPointer<Float>,
+                                                 overall: SignalAlignment, windowFrames: Int, windowLagRange: Int,
+                                                 minimumRMS: Float = 0.003) -> Double? {
+        var values: [Double] = []
+        var start = 0
+        while windowFrames > 0 && start + windowFrames <= reference.count {
+            let window = UnsafeBufferPointer(rebasing: reference[start..<(start + windowFrames)])
+            var sumOfSquares: Float = 0
+            for sample in window { sumOfSquares += sample * sample }
+            if (sumOfSquares / Float(windowFrames)).squareRoot() > minimumRMS {
+                let centre = overall.lagFrames + start
+                values.append(find(reference: window, test: test,
+                                   lagRange: (centre - windowLagRange)...(centre + windowLagRange)).correlation)
+            }
+            start += windowFrames
+        }
+        guard !values.isEmpty else { return nil }
+        values.sort()
+        return values[values.count / 2]
+    }
+
     /// Pearson correlation of `reference[i]` with `test[i + lag]` over their overlap, every `step`-th frame.
     public static func correlation(_ reference: UnsafeBufferPointer<Float>, _ test: UnsafeBufferPointer<Float>,
                                    lag: Int, step: Int = 1) -> Double {

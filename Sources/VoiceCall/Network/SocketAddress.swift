@@ -23,7 +23,17 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Resolves `host` (a name or a numeric address) with getaddrinfo and takes its first UDP address.
     public static func resolve(host: String, port: UInt16) throws(SocketError) -> SocketAddress {
+        try resolve(host: host, port: port, flags: 0)
+    }
+
+    /// A numeric IPv4 or IPv6 address, never looked up (for addresses read from untrusted text).
+    public static func numeric(host: String, port: UInt16) throws(SocketError) -> SocketAddress {
+        try resolve(host: host, port: port, flags: AI_NUMERICHOST)
+    }
+
+    private static func resolve(host: String, port: UInt16, flags: Int32) throws(SocketError) -> SocketAddress {
         var hints = addrinfo()
+        hints.ai_flags = flags
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?

@@ -3,6 +3,9 @@
 ///
 /// RFC 7587 always signals `opus/48000/2`, even for mono; `stereo=0` and `sprop-stereo=0` in `a=fmtp` say the
 /// stream is mono. `maxplaybackrate`/`sprop-maxcapturerate` give the codec's internal rate.
+///
+/// With `crypto` the profile is RTP/SAVP and each key this peer may send with is an `a=crypto` line (RFC 4568):
+/// the text then holds secrets, so write it to a file only its owner can read. `PeerDescription` reads it back.
 public struct SessionDescription: Sendable, Hashable {
     /// Where the stream is sent (the receiving tool listens here).
     public var destination: SocketAddress
@@ -15,9 +18,17 @@ public struct SessionDescription: Sendable, Hashable {
     public var dtx: Bool
     /// A number identifying the session (`o=` line).
     public var sessionID: UInt64
+    /// SRTP suites and the keys this peer sends with; empty for plain RTP.
+    public var crypto: [SDPCrypto]
+    /// The SSRC of the stream, when it is known (a running call): `a=ssrc` (RFC 5576), which receivers that
+    /// key SRTP per SSRC (GStreamer's srtpdec) need.
+    public var ssrc: UInt32?
 
     public init(destination: SocketAddress, origin: SocketAddress, payloadType: UInt8 = RTPHeader.defaultPayloadType,
-                format: OpusFormat, bitsPerSecond: Int, inbandFEC: Bool, dtx: Bool, sessionID: UInt64) {
+                format: OpusFormat, bitsPerSecond: Int, inbandFEC: Bool, dtx: Bool, sessionID: UInt64,
+                crypto: [SDPCrypto] = [], ssrc: UInt32? = nil) {
+        self.crypto = crypto
+        self.ssrc = ssrc
         self.destination = destination
         self.origin = origin
         self.payloadType = payloadType
@@ -41,12 +52,12 @@ public struct SessionDescription: Sendable, Hashable {
             "s=voicepeer",
             "c=\(Self.addressLine(destination))",
             "t=0 0",
-            "m=audio \(destination.port) RTP/AVP \(payloadType)",
+            "m=audio \(destination.port) \(crypto.isEmpty ? "RTP/AVP" : "RTP/SAVP") \(payloadType)",
             "a=rtpmap:\(payloadType) opus/\(OpusFormat.rtpClockRate)/2",
             "a=fmtp:\(payloadType) \(parameters.joined(separator: ";"))",
             "a=ptime:\(format.frameDurationMilliseconds)",
             "a=rtcp-mux",
-        ]
+        ] + crypto.map { "a=crypto:\($0.attributeValue)" } + (ssrc.map { ["a=ssrc:\($0) cname:voicepeer"] } ?? [])
         return lines.map { $0 + "\r\n" }.joined()
     }
 

@@ -15,7 +15,14 @@ public struct CallConfiguration: Sendable {
     public var opusComplexity = 5
     public var inbandFEC = false
     public var dtx = false
+    /// The payload type we send with (the one the remote's SDP asks for).
     public var payloadType = RTPHeader.defaultPayloadType
+    /// The payload type accepted from the remote (the one our SDP names, or the remote's own when it sends
+    /// with the type it described, as standard tools do).
+    public var receivedPayloadType = RTPHeader.defaultPayloadType
+    /// SRTP and SRTCP keys (RFC 3711): nil for plain RTP. Every datagram is then protected before it is sent
+    /// and must authenticate (and not be a replay) before anything parses it.
+    public var srtp: SRTPKeys?
     /// Mean time between RTCP reports; each interval is drawn from 0.5–1.5 times this (RFC 3550 §6.3.1).
     public var rtcpIntervalSeconds = 2.5
     /// A new SSRC from the remote is taken as a sender restart only after the current one has been silent

@@ -12,6 +12,8 @@ public enum CallDropReason: Hashable, Sendable, CustomStringConvertible {
     case runt
     case malformedRTP(RTPParseError)
     case malformedRTCP(RTCPParseError)
+    /// SRTP or SRTCP refused it: authentication failed, a replay, or another libsrtp status.
+    case srtp(SRTPError)
     /// The queue to the audio thread was full (the audio side is not rendering).
     case queueFull
 
@@ -24,6 +26,7 @@ public enum CallDropReason: Hashable, Sendable, CustomStringConvertible {
         case .runt: "runt"
         case .malformedRTP(let error): "RTP: \(error)"
         case .malformedRTCP(let error): "RTCP: \(error)"
+        case .srtp(let error): "SRTP: \(error)"
         case .queueFull: "queue full"
         }
     }

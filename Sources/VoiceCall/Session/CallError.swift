@@ -6,6 +6,8 @@ public enum CallError: Error, CustomStringConvertible {
     case codec(OpusError)
     case socket(SocketError)
     case resampler(SpeexError)
+    /// libsrtp2 could not set up a context with the keys.
+    case srtp(SRTPError)
     /// The network thread could not be started.
     case threadFailed(ThreadStartError)
 
@@ -16,6 +18,7 @@ public enum CallError: Error, CustomStringConvertible {
         case .codec(let error): "\(error)"
         case .socket(let error): "\(error)"
         case .resampler(let error): "\(error)"
+        case .srtp(let error): "cannot set up SRTP: \(error)"
         case .threadFailed(let error): "cannot start the network thread: \(error)"
         }
     }

@@ -49,8 +49,12 @@ public final class CallSession: @unchecked Sendable {
         self.socket = socket
         sendPath = try SendPath(configuration: configuration)
         playout = try PlayoutPath(configuration: configuration)
+        let srtp: SRTPTransport?
+        do { srtp = try configuration.srtp.map { keys throws(SRTPError) in try SRTPTransport(keys: keys) } } catch {
+            throw .srtp(error)
+        }
         let loop = NetworkLoop(configuration: configuration, socket: socket, sendPath: sendPath, playout: playout,
-                               shared: shared)
+                               shared: shared, srtp: srtp)
         thread = RepeatingThread(name: "call-network") { loop.iterate() }
         shared.published.withLock { $0.localSSRC = sendPath.sender.ssrc }
     }

@@ -6,7 +6,7 @@ import VoiceIO
 /// report when due, publish statistics.
 ///
 /// Incoming datagrams pass, in order: the remote address and port → RTP/RTCP demultiplexing (RFC 5761) →
-/// bounds-checked parsing and the payload type → the latched SSRC (`SourceFilter`: probation, latch, takeover). Each refusal is counted
+/// with SRTP, authentication, the replay check and decryption (`SRTPTransport`) → bounds-checked parsing and the payload type → the latched SSRC (`SourceFilter`: probation, latch, takeover). Each refusal is counted
 /// by reason. Accepted RTP goes to the audio thread through `PlayoutPath.incoming`, stamped with its arrival
 /// on the 48 kHz clock. Owned by the network thread; it may allocate (RTCP reports), the audio thread never
 /// waits on it.
@@ -16,6 +16,7 @@ final class NetworkLoop {
     private let sendPath: SendPath
     private let playout: PlayoutPath
     private let shared: SharedCallState
+    private let srtp: SRTPTransport?
     private var filter: SourceFilter
     private var reception: RTPReceptionStatistics?
     private var statistics = CallStatistics()
@@ -25,7 +26,8 @@ final class NetworkLoop {
     private var generator = SystemRandomNumberGenerator()
 
     init(configuration: CallConfiguration, socket: UDPSocket, sendPath: SendPath, playout: PlayoutPath,
-         shared: SharedCallState) {
+         shared: SharedCallState, srtp: SRTPTransport?) {
+        self.srtp = srtp
         self.configuration = configuration
         self.socket = socket
         self.sendPath = sendPath
@@ -99,7 +101,7 @@ final class NetworkLoop {
     private func sendCaptured() {
         sendPath.drain { datagram in
             do {
-                try socket.send(datagram, to: configuration.remote)
+                try send(datagram, kind: .rtp)
                 statistics.packetsSent += 1
                 statistics.payloadBytesSent += datagram.count - RTPHeader.fixedByteCount
             } catch {
@@ -107,6 +109,11 @@ final class NetworkLoop {
             }
         }
         statistics.framesSkippedByDTX = sendPath.framesSkippedByDTX
+    }
+
+    /// Sends to the remote, through SRTP when the call has keys.
+    private func send(_ datagram: UnsafeRawBufferPointer, kind: DatagramKind) throws {
+        try socket.send(try srtp?.protect(datagram, kind: kind) ?? datagram, to: configuration.remote)
     }
 
     private func drawReportInterval() -> Int64 {
@@ -124,7 +131,7 @@ final class NetworkLoop {
         let report = RTCPReport(ssrc: sender.ssrc, senderInfo: senderInfo, blocks: blocks)
         guard let byteCount = report.write(cname: configuration.cname, into: reportBuffer) else { return }
         do {
-            try socket.send(UnsafeRawBufferPointer(rebasing: reportBuffer[..<byteCount]), to: configuration.remote)
+            try send(UnsafeRawBufferPointer(rebasing: reportBuffer[..<byteCount]), kind: .rtcp)
             statistics.rtcpSent += 1
         } catch {
             statistics.sendErrors += 1
@@ -136,8 +143,15 @@ final class NetworkLoop {
     private func judge(_ datagram: UDPSocket.Datagram) {
         guard datagram.source == configuration.remote else { return drop(.wrongSource) }
         guard !datagram.wasTruncated else { return drop(.oversized) }
-        let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<datagram.byteCount])
-        switch DatagramKind(classifying: bytes) {
+        var byteCount = datagram.byteCount
+        let kind = DatagramKind(classifying: UnsafeRawBufferPointer(rebasing: buffer[..<byteCount]))
+        if let srtp, kind != .runt {
+            do { byteCount = try srtp.unprotect(buffer, byteCount: byteCount, kind: kind) } catch {
+                return drop(.srtp(error))
+            }
+        }
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<byteCount])
+        switch kind {
         case .runt: drop(.runt)
         case .rtp: receiveRTP(bytes)
         case .rtcp: receiveRTCP(bytes)
@@ -146,7 +160,7 @@ final class NetworkLoop {
 
     private func receiveRTP(_ bytes: UnsafeRawBufferPointer) {
         let packet: RTPPacket
-        do { packet = try RTPPacket.parse(bytes, expectedPayloadType: configuration.payloadType) } catch {
+        do { packet = try RTPPacket.parse(bytes, expectedPayloadType: configuration.receivedPayloadType) } catch {
             return drop(.malformedRTP(error))
         }
         let arrival = MonotonicClock.rtpTicks()

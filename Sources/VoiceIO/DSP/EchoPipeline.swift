@@ -39,7 +39,10 @@ public final class EchoPipeline: VoiceProcessor {
     private let error: UnsafeMutableBufferPointer<Float>
     private let echoEstimate: UnsafeMutableBufferPointer<Float>
     private var misadjustment = MisadjustmentMonitor()
+    /// The DC notch the canceller's output carries (speexdsp's, narrowed below 12 kHz by `widener`).
     private var notch: DCNotch
+    /// Pre-filters the microphone so speexdsp's wide 8–11 kHz DC notch comes out as a narrow one; nil from 12 kHz.
+    private var widener: NotchWidener?
     private var tailEstimator: EchoTailEstimator
     private let impulseResponse: UnsafeMutableBufferPointer<Int32>
     private var blocksUntilTailUpdate = 0
@@ -78,7 +81,9 @@ public final class EchoPipeline: VoiceProcessor {
         canceller = try EchoCanceller(frameCount: blockFrameCount,
                                       filterLengthMilliseconds: settings.filterLengthMilliseconds,
                                       sampleRate: sampleRate)
-        notch = DCNotch(sampleRate: sampleRate)
+        let applied = DCNotch(radius: DCNotch.speexRadius(sampleRate: sampleRate))
+        notch = DCNotch(radius: DCNotch.outputRadius(sampleRate: sampleRate))
+        widener = notch.radius == applied.radius ? nil : NotchWidener(applied: applied, wanted: notch)
         impulseResponse = .allocate(capacity: canceller.impulseResponseFrameCount)
         impulseResponse.initialize(repeating: 0)
         tailEstimator = EchoTailEstimator(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
@@ -124,14 +129,21 @@ public final class EchoPipeline: VoiceProcessor {
         guard input.count >= blockFrameCount, echo.count >= blockFrameCount, output.count >= blockFrameCount,
               let microphoneBase = microphone.baseAddress, let referenceBase = reference.baseAddress,
               let cancelledBase = cancelled.baseAddress else { return false }
-        SampleConversion.int16(from: input, into: microphone)
+        if widener == nil {
+            SampleConversion.int16(from: input, into: microphone)
+        } else {
+            for index in 0..<blockFrameCount {
+                let widened = widener?.filter(input[index] * 32768) ?? 0
+                microphone[index] = Int16(min(max(widened.rounded(), -32768), 32767))
+            }
+        }
         SampleConversion.int16(from: echo, into: reference)
         canceller.process(microphone: microphoneBase, reference: referenceBase, output: cancelledBase)
         var microphonePower: Float = 0, errorPower: Float = 0, referencePower: Float = 0
         for index in 0..<blockFrameCount {
             let e = Float(cancelled[index]) / 32768
             error[index] = e
-            echoEstimate[index] = notch.filter(Float(microphone[index])) / 32768 - e
+            echoEstimate[index] = notch.filter((input[index] * 32768).rounded()) / 32768 - e
             microphonePower += input[index] * input[index]
             errorPower += e * e
             referencePower += echo[index] * echo[index]

@@ -99,6 +99,8 @@ public final class ResidualEchoSuppressor {
     private static var gainRecovery: Float { 0.5 }
     private static var farEndMeanSquare: Float { 1e-8 }
     private static var reverberationSeconds: Double { 0.3 }
+    /// Span of the comfort noise's minimum: longer than a word or an echo burst, short enough to follow a room.
+    private static var noiseWindowSeconds: Double { 3 }
     /// Time constant of the output/estimate cross-spectrum: long enough to average over a few syllables, short
     /// enough to catch an echo-path change.
     private static var coherenceSeconds: Double { 0.1 }
@@ -117,7 +119,10 @@ public final class ResidualEchoSuppressor {
         while size < 2 * blockFrameCount { size *= 2 }
         fft = RealFFT(frameCount: size)
         binCount = fft.binCount
-        comfortNoise = ComfortNoise(binCount: binCount)
+        // The sine window of two blocks has energy Σ w² = blockFrameCount.
+        comfortNoise = ComfortNoise(binCount: binCount,
+                                    windowFrames: Int(Self.noiseWindowSeconds * Double(sampleRate)) / blockFrameCount,
+                                    synthesisPowerScale: Float(size) / Float(blockFrameCount))
         tailDecay = Float(exp(-6.9 * Double(blockFrameCount) / (Self.reverberationSeconds * Double(sampleRate))))
         let binHertz = Double(sampleRate) / Double(size)
         lowestDetectionBin = max(1, Int(200 / binHertz))

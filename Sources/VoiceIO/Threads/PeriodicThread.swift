@@ -3,23 +3,23 @@ import Glibc
 /// A thread that calls `tick` once per period of the monotonic clock (absolute deadlines, so periods do not
 /// drift), until `stop`. When a tick overruns, the next deadlines are skipped rather than bunched.
 /// A `RepeatingThread` whose iteration waits for the next deadline.
-final class PeriodicThread: @unchecked Sendable {
-    let periodNanoseconds: Int
+public final class PeriodicThread: @unchecked Sendable {
+    public let periodNanoseconds: Int
     private let tick: () -> Void
     private var thread: RepeatingThread?
     /// The next deadline; set before the thread starts, then touched only by it.
     private var deadline = timespec()
 
-    let name: String?
+    public let name: String?
 
-    init(name: String? = nil, periodNanoseconds: Int, tick: @escaping () -> Void) {
+    public init(name: String? = nil, periodNanoseconds: Int, tick: @escaping () -> Void) {
         self.name = name
         self.periodNanoseconds = periodNanoseconds
         self.tick = tick
     }
 
     /// Starts the thread; the first tick comes one period from now. Not real-time safe.
-    func start() throws(ThreadStartError) {
+    public func start() throws(ThreadStartError) {
         guard thread == nil else { return }
         clock_gettime(CLOCK_MONOTONIC, &deadline)
         let thread = RepeatingThread(name: name) { [unowned self] in waitAndTick() }
@@ -31,7 +31,7 @@ final class PeriodicThread: @unchecked Sendable {
     }
 
     /// Asks the thread to finish and joins it (at most one period plus one tick).
-    func stop() {
+    public func stop() {
         thread?.stop()
         thread = nil
     }

@@ -1,17 +1,17 @@
 /// Converts a mono stream between two rates with speexdsp, or copies it when the rates match (no conversion
 /// is the best conversion). `convert` is real-time safe; one thread at a time.
-final class RateConverter {
-    let inputRate: Int
-    let outputRate: Int
+public final class RateConverter {
+    public let inputRate: Int
+    public let outputRate: Int
     /// Most frames `convert` yields for `maximumInputFrames` frames in.
-    let maximumOutputFrames: Int
+    public let maximumOutputFrames: Int
     private let resampler: Resampler?
 
     /// Speex quality 5: clean enough that echo and reference see the same linear filter, cheap enough for voice.
-    static let quality = 5
+    public static let quality = 5
 
     /// Not real-time safe.
-    init(inputRate: Int, outputRate: Int, maximumInputFrames: Int) throws(SpeexError) {
+    public init(inputRate: Int, outputRate: Int, maximumInputFrames: Int) throws(SpeexError) {
         self.inputRate = inputRate
         self.outputRate = outputRate
         if inputRate == outputRate {
@@ -26,7 +26,7 @@ final class RateConverter {
 
     /// Frames of delay the conversion adds, in output frames, measured once on an impulse (speexdsp's own
     /// latency figure is off by a few frames when down-converting).
-    private(set) lazy var latencyFrames: Int = measureLatency()
+    public private(set) lazy var latencyFrames: Int = measureLatency()
 
     private func measureLatency() -> Int {
         guard resampler != nil,
@@ -47,7 +47,7 @@ final class RateConverter {
 
     /// Converts all of `input` into `output` (room for `maximumOutputFrames`); returns the frames written.
     /// Real-time safe.
-    func convert(_ input: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>) -> Int {
+    public func convert(_ input: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>) -> Int {
         guard let resampler else {
             let count = min(input.count, output.count)
             if count > 0 { output.baseAddress!.update(from: input.baseAddress!, count: count) }

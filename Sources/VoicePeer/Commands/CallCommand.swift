@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import VoiceCall
 import VoiceIO
+import VoiceIOSimulation
 
 /// `voicepeer call`: a talk-back call over RTP/Opus between this peer's voice unit and a remote peer.
 ///
@@ -20,10 +21,11 @@ struct CallCommand: ParsableCommand {
         commandName: "call",
         abstract: "Talk-back call over RTP/Opus with the voice unit (b or SIGUSR1 toggles bypass).")
 
-    @Option(help: "Local HOST:PORT to receive on (and send from).")
-    var listen: String
-    @Option(help: "Remote peer's HOST:PORT: the only source accepted and where our stream goes.")
-    var remote: String
+    @Option(help: "Local HOST:PORT to receive on (and send from); or from --local-sdp.")
+    var listen: String?
+    @Option(help: "Remote peer's HOST:PORT: the only source accepted and where our stream goes; or from --remote-sdp.")
+    var remote: String?
+    @OptionGroup var sessionDescriptions: SessionDescriptionOptions
     @OptionGroup var audioDevice: DeviceOptions
     @Option(help: "Near-end talker for the simulated room (an audio file, repeated with a second's pause for the whole call; not with alsa:).")
     var talker: String?
@@ -57,7 +59,7 @@ struct CallCommand: ParsableCommand {
     var duration: Double?
 
     func validate() throws {
-        if remote.hasSuffix(":0") { throw ValidationError("--remote needs a port other than 0") }
+        if remote?.hasSuffix(":0") == true { throw ValidationError("--remote needs a port other than 0") }
         guard StreamFormat.voiceRates.contains(voiceRate) else {
             throw ValidationError("--voice-rate \(voiceRate) is not one of \(StreamFormat.voiceRates.map(String.init).joined(separator: ", "))")
         }
@@ -78,13 +80,14 @@ struct CallCommand: ParsableCommand {
     func run() throws {
         var deviceFailure: String?
         try CommandFailure.reporting {
-            var configuration = CallConfiguration(remote: try SocketAddress.resolve(remote))
+            var (listenAddress, configuration, remotePreferences) = try sessionDescriptions.resolve(listen: listen, remote: remote)
             configuration.voiceRate = voiceRate
             configuration.frameDurationMilliseconds = frameMilliseconds
             configuration.bitsPerSecond = bitrate
             configuration.inbandFEC = fec
             configuration.dtx = dtx
-            let session = try CallSession(listen: try SocketAddress.resolve(listen), configuration: configuration)
+            SessionDescriptionOptions.apply(remotePreferences, to: &configuration)
+            let session = try CallSession(listen: listenAddress, configuration: configuration)
             if let sdp { try writeSDP(to: sdp, session: session) }
 
             let (baseDevice, deviceConfiguration) = try openDevice()
@@ -106,7 +109,7 @@ struct CallCommand: ParsableCommand {
 
             try session.start()
             try unit.start()
-            print("call: \(session.localAddress) ⇄ \(configuration.remote), \(device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(voiceRate) Hz, Opus \(configuration.codecRate) Hz \(frameMilliseconds) ms \(bitrate) bit/s\(fec ? " FEC" : "")\(dtx ? " DTX" : ""), lookahead \(String(format: "%.1f", Double(session.encoderLookaheadFrameCount) * 1000 / Double(configuration.codecRate))) ms, unit capture latency: conversion \(String(format: "%.1f", Double(unit.conversionLatencyFrames) * 1000 / Double(voiceRate))) ms, processing \(String(format: "%.1f", Double(unit.processingLatencyFrames) * 1000 / Double(voiceRate))) ms")
+            print("call: \(session.localAddress) ⇄ \(configuration.remote), \(device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(voiceRate) Hz, Opus \(configuration.codecRate) Hz \(configuration.frameDurationMilliseconds) ms \(bitrate) bit/s\(configuration.inbandFEC ? " FEC" : "")\(configuration.dtx ? " DTX" : "") PT \(configuration.payloadType)/\(configuration.receivedPayloadType)\(configuration.srtp.map { ", \($0)" } ?? ""), lookahead \(String(format: "%.1f", Double(session.encoderLookaheadFrameCount) * 1000 / Double(configuration.codecRate))) ms, unit capture latency: conversion \(String(format: "%.1f", Double(unit.conversionLatencyFrames) * 1000 / Double(voiceRate))) ms, processing \(String(format: "%.1f", Double(unit.processingLatencyFrames) * 1000 / Double(voiceRate))) ms")
             fflush(nil)
             let monitor = CallMonitor(unit: unit, session: session, echoMeter: echoMeter,
                                       eventsPath: record.map { $0 + ".events" })
@@ -170,12 +173,17 @@ struct CallCommand: ParsableCommand {
     }
 
     private func writeSDP(to path: String, session: CallSession) throws {
+        // For tools that receive what we send: our destination, and with SRTP the key we send with (0600).
         let description = SessionDescription(
             destination: session.configuration.remote, origin: session.localAddress,
             payloadType: session.configuration.payloadType,
-            format: try OpusFormat(sampleRate: session.configuration.codecRate, frameDurationMilliseconds: frameMilliseconds),
-            bitsPerSecond: bitrate, inbandFEC: fec, dtx: dtx, sessionID: UInt64(Date().timeIntervalSince1970))
-        try TextFile.write(description.text, to: path)
+            format: try OpusFormat(sampleRate: session.configuration.codecRate,
+                                   frameDurationMilliseconds: session.configuration.frameDurationMilliseconds),
+            bitsPerSecond: bitrate, inbandFEC: session.configuration.inbandFEC, dtx: session.configuration.dtx,
+            sessionID: UInt64(Date().timeIntervalSince1970),
+            crypto: session.configuration.srtp.map { [SDPCrypto(tag: 1, key: $0.sending)] } ?? [],
+            ssrc: session.statistics.localSSRC)
+        try TextFile.write(description.text, to: path, ownerOnly: session.configuration.srtp != nil)
     }
 }
 

@@ -24,6 +24,9 @@ struct CompareCommand: ParsableCommand {
     var skipSeconds = 0.0
     @Option(name: .customLong("length-s"), help: "Compare at most this many seconds of the reference.")
     var lengthSeconds = 10.0
+    @Option(name: .customLong("window-s"),
+            help: "Also print windowed_correlation: the median over windows this long of each one's best correlation within 100 ms of the overall lag.")
+    var windowSeconds: Double?
     @Option(name: .customLong("reference-start"),
             help: "When the reference's frame 0 happened, in seconds of one clock (e.g. from voicepeer call's summary).")
     var referenceStartSeconds: Double?
@@ -34,6 +37,7 @@ struct CompareCommand: ParsableCommand {
         try FlagRange(flag: "--max-lag-ms", range: 0...60_000).check(maxLagMilliseconds)
         try FlagRange(flag: "--skip-s", range: 0...86_400).check(skipSeconds)
         try FlagRange(flag: "--length-s", range: 0...86_400, isLowerBoundExcluded: true).check(lengthSeconds)
+        try FlagRange(flag: "--window-s", range: 0.05...60).check(windowSeconds)
         try FlagRange(flag: "--reference-start", range: -1e12...1e12).check(referenceStartSeconds)
         try FlagRange(flag: "--test-start", range: -1e12...1e12).check(testStartSeconds)
         guard (referenceStartSeconds == nil) == (testStartSeconds == nil) else {
@@ -59,6 +63,16 @@ struct CompareCommand: ParsableCommand {
             let lagMilliseconds = Double(result.lagFrames - start) * 1000 / Double(rate)
             let level = received.withUnsafeBufferPointer { LevelMeter.measure($0).rmsDBFS }
             var line = String(format: "lag_ms=%.1f correlation=%.3f test_rms_dbfs=%.1f", lagMilliseconds, result.correlation, level)
+            if let windowSeconds {
+                let windowed = window.withUnsafeBufferPointer { reference in
+                    received.withUnsafeBufferPointer { test in
+                        SignalAlignment.windowedMedianCorrelation(
+                            reference: reference, test: test, overall: result,
+                            windowFrames: Int(windowSeconds * Double(rate)), windowLagRange: rate / 10)
+                    }
+                }
+                line += windowed.map { String(format: " windowed_correlation=%.3f", $0) } ?? " windowed_correlation=none"
+            }
             if let referenceStartSeconds, let testStartSeconds {
                 // The same sound is at reference frame i and test frame i + lag: its delay on the common clock.
                 let delayMilliseconds = lagMilliseconds + (testStartSeconds - referenceStartSeconds) * 1000

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import VoiceIO
+import VoiceIOSimulation
 
 /// `voicepeer simulate`: the unit against the simulated room (or a real ALSA device), with far-end voice, a
 /// near talker and app sounds.
@@ -99,26 +100,18 @@ struct SimulateCommand: ParsableCommand {
                 unit.duckingLevelDB = -abs(duckDB)
                 unit.duckingMode = .voiceActivity
             }
-            let source = VoiceSource(farVoice)
-            unit.setRenderCallback { source.render($0) }
             let writer = try AudioFileWriter(path: out, format: try StreamFormat.voice(sampleRate: voiceRate))
-            let session = SimulationSession(unit: unit, appSound: appSound, appRate: appRate, writer: writer)
+            let session = SimulationSession(unit: unit, farVoice: farVoice, appSound: appSound, appRate: appRate,
+                                            writer: writer)
             let totalPeriods = Int((totalSeconds * 1000 / unit.deviceConfiguration.periodMilliseconds).rounded(.up))
-            try unit.start()
-            if let room, !realtime {
-                var done = 0
-                while done < totalPeriods {
-                    try session.pump()
-                    let chunk = min(10, totalPeriods - done)
-                    try room.run(periods: chunk)
-                    done += chunk
-                }
-            } else {
-                try session.runPaced(periods: totalPeriods, seconds: totalSeconds)
+            let isPaced = room == nil || realtime
+            do {
+                try session.run(periods: totalPeriods, seconds: totalSeconds) { LiveLine.print($0) }
+                if isPaced { FileHandle.standardError.write(Data("\n".utf8)) }
+            } catch {
+                if isPaced { FileHandle.standardError.write(Data("\n".utf8)) }
+                throw error
             }
-            unit.stop()
-            try session.pump()
-            writer.close()
             if let recordDirectory, let room { try write(room.recording(), to: recordDirectory) }
             let echoDelay = room.map {
                 String(format: "echo delay in the room %.1f ms", Double($0.echoDelayFrames) * 1000 / Double(deviceRate))
@@ -148,110 +141,6 @@ struct SimulateCommand: ParsableCommand {
             let file = try AudioFileWriter(path: "\(directory)/\(name).wav", format: format)
             try samples.withUnsafeBufferPointer { (frames) throws(AudioFileError) in try file.write(frames) }
             file.close()
-        }
-    }
-}
-
-/// Feeds the app sound and drains processed voice into the output file between device periods (off the
-/// real-time thread), and keeps the unit's levels while the far end talks. The file is written as the run goes
-/// (its header valid after every write), so a run that is killed or whose device fails leaves what it processed.
-final class SimulationSession {
-    let unit: VoiceProcessingIO
-    private let appSound: [Float]
-    private let appRate: Int
-    private let writer: AudioFileWriter
-    private var appPosition = 0
-    private var drain = [Float](repeating: 0, count: 8192)
-    private(set) var farTalkLevels = FarTalkLevels()
-
-    init(unit: VoiceProcessingIO, appSound: [Float], appRate: Int, writer: AudioFileWriter) {
-        self.unit = unit
-        self.appSound = appSound
-        self.appRate = appRate
-        self.writer = writer
-    }
-
-    func pump() throws {
-        if appPosition < appSound.count {
-            appPosition += try appSound[appPosition...].withUnsafeBufferPointer {
-                try unit.enqueueOtherAudio($0, sampleRate: appRate)
-            }
-        }
-        while true {
-            let count = drain.withUnsafeMutableBufferPointer { unit.readInput(into: .float32($0)) }
-            guard count > 0 else { break }
-            try drain[..<count].withUnsafeBufferPointer { (frames) throws(AudioFileError) in try writer.write(frames) }
-        }
-        farTalkLevels.observe(unit.statistics)
-    }
-
-    /// Pumps every 100 ms with a live level line until the device ran `periods` periods; fails when the device
-    /// reports a failure (what was processed until then is in the file), or when it has not run them after
-    /// `seconds` plus five seconds of wall-clock time (a device that stopped delivering audio).
-    func runPaced(periods: Int, seconds: Double) throws {
-        let deadline = ContinuousClock.now + .milliseconds(Int((seconds + 5) * 1000))
-        while unit.statistics.periodCount < periods {
-            if let failure = unit.device.failure {
-                unit.stop()
-                try pump()
-                writer.close()
-                FileHandle.standardError.write(Data("\n".utf8))
-                let savedSeconds = Double(writer.framesWritten) / Double(writer.format.sampleRate)
-                throw CommandFailure("\(failure) (the device failed after \(unit.statistics.periodCount) of \(periods) periods; \(writer.path) holds the \(String(format: "%.2f", savedSeconds)) s processed until then)")
-            }
-            guard ContinuousClock.now < deadline else {
-                unit.stop()
-                throw CommandFailure("\(unit.device.name) ran \(unit.statistics.periodCount) of \(periods) periods in \(Int(seconds + 5)) s: it stopped delivering audio")
-            }
-            usleep(100_000)
-            try pump()
-            LiveLine.print(unit.statistics)
-        }
-        FileHandle.standardError.write(Data("\n".utf8))
-    }
-}
-
-/// Mean levels (in power) and ERLE over the statistics snapshots taken while the far end was audible.
-struct FarTalkLevels {
-    static let farActiveDBFS: Float = -50
-    private(set) var snapshotCount = 0
-    private var microphonePower = 0.0
-    private var processedPower = 0.0
-    private var farPower = 0.0
-    private var erleDBSum = 0.0
-
-    mutating func observe(_ stats: VoiceProcessingStatistics) {
-        guard stats.farEnd.rmsDBFS > Self.farActiveDBFS else { return }
-        snapshotCount += 1
-        microphonePower += Self.power(stats.microphone.rmsDBFS)
-        processedPower += Self.power(stats.processed.rmsDBFS)
-        farPower += Self.power(stats.farEnd.rmsDBFS)
-        erleDBSum += Double(stats.erleDB)
-    }
-
-    var microphoneDBFS: Double { dB(microphonePower) }
-    var processedDBFS: Double { dB(processedPower) }
-    var farDBFS: Double { dB(farPower) }
-    var meanERLEDB: Double { erleDBSum / Double(max(snapshotCount, 1)) }
-
-    private static func power(_ dBFS: Float) -> Double { pow(10, Double(dBFS) / 10) }
-    private func dB(_ sum: Double) -> Double { 10 * log10(max(sum / Double(max(snapshotCount, 1)), 1e-20)) }
-}
-
-/// The far-end voice for the render callback: Int16 client format, then silence. Real-time safe.
-final class VoiceSource: @unchecked Sendable {
-    private let samples: [Int16]
-    private var position = 0
-
-    init(_ voice: [Float]) { samples = voice.map { Int16((min(max($0, -1), 1) * 32767).rounded()) } }
-
-    func render(_ frames: VoiceFrames) {
-        guard case .int16(let buffer) = frames else { return }
-        samples.withUnsafeBufferPointer { source in
-            for index in buffer.indices {
-                buffer[index] = position < source.count ? source[position] : 0
-                position += 1
-            }
         }
     }
 }

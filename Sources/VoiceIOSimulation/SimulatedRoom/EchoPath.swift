@@ -1,4 +1,5 @@
 import Glibc
+import VoiceIO
 
 /// Loudspeaker to microphone: soft clipping → clock drift (fractional resampling) → bulk delay → room response.
 /// `process` is real-time safe; one thread.

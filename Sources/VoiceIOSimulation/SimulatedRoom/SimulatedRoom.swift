@@ -1,5 +1,6 @@
 import Glibc
 import Synchronization
+import VoiceIO
 
 /// A duplex audio device with no hardware: what it plays goes through a simulated echo path back into its
 /// microphone, together with a near-end talker and a noise floor.
@@ -121,7 +122,7 @@ public final class SimulatedRoom: AudioDevice, @unchecked Sendable {
     /// Runs `periods` periods on the calling thread (virtual clock, after `start`). Real-time safe itself: it
     /// allocates only what the cycle it calls allocates.
     public func run(periods: Int) throws(SimulatedRoomError) {
-        guard configuration.clock == .virtual, cycle != nil else { throw .notStarted }
+        guard configuration.clock == .virtual, let _ = cycle else { throw .notStarted }
         for _ in 0..<periods { runPeriod() }
     }
 

@@ -1,4 +1,5 @@
 import Glibc
+import VoiceIO
 
 /// Echo-path impulse responses for the simulated room, at the device rate.
 public enum ImpulseResponse {

@@ -1,3 +1,5 @@
+import VoiceIO
+
 /// How the simulated room repeats its near-end talker's recording for as long as it runs, from the one copy in
 /// `SimulatedRoomConfiguration.nearTalker` (no signal is expanded in memory, however long the run): the
 /// recording, `gapFrames` of silence, the recording again, and so on; with talk turns that stream is cut into

@@ -1,3 +1,5 @@
+import VoiceIO
+
 /// Convolves a stream with a long impulse response by uniformly partitioned overlap-save in the frequency
 /// domain: the response is cut into blocks of `partitionFrames`, each block's spectrum multiplies the spectrum
 /// of the matching past input block. Cost per frame grows with the response length over the partition size

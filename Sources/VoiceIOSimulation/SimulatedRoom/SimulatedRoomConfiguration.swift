@@ -1,3 +1,5 @@
+import VoiceIO
+
 /// The acoustic scene a `SimulatedRoom` plays: echo path, near-end talker, noise and clocks.
 public struct SimulatedRoomConfiguration: Sendable {
     /// How the room's I/O cycle is paced.

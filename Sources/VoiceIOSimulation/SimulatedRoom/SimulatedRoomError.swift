@@ -1,3 +1,5 @@
+import VoiceIO
+
 /// Why a simulated room could not be built or run.
 public enum SimulatedRoomError: Error, CustomStringConvertible {
     case invalidConfiguration(String)

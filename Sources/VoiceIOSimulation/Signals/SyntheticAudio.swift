@@ -1,4 +1,5 @@
 import Foundation
+import VoiceIO
 
 /// Deterministic generated audio for tests and demos: sines, a speech-like talker and a synthetic echo path.
 ///

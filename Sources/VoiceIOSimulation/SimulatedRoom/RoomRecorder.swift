@@ -1,3 +1,5 @@
+import VoiceIO
+
 /// Keeps what a simulated room played and heard, in storage allocated up front. `append` is real-time safe and
 /// stops quietly when full.
 final class RoomRecorder {

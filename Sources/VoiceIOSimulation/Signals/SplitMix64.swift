@@ -1,3 +1,5 @@
+import VoiceIO
+
 /// A small seeded random number generator (SplitMix64): the same seed gives the same sequence on every run and
 /// machine, so generated audio, simulated networks and randomised tests can be repeated exactly.
 /// Real-time safe.

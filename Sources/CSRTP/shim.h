@@ -1,0 +1,1 @@
+#include <srtp2/srtp.h>

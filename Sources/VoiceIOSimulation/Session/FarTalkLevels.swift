@@ -1,0 +1,32 @@
+import Foundation
+import VoiceIO
+
+/// Mean levels (in power) and ERLE over the statistics snapshots taken while the far end was audible.
+public struct FarTalkLevels: Sendable {
+    /// A snapshot counts when the far end is louder than this, in dBFS RMS.
+    public static let farActiveDBFS: Float = -50
+    public private(set) var snapshotCount = 0
+    private var microphonePower = 0.0
+    private var processedPower = 0.0
+    private var farPower = 0.0
+    private var erleDBSum = 0.0
+
+    public init() {}
+
+    public mutating func observe(_ stats: VoiceProcessingStatistics) {
+        guard stats.farEnd.rmsDBFS > Self.farActiveDBFS else { return }
+        snapshotCount += 1
+        microphonePower += Self.power(stats.microphone.rmsDBFS)
+        processedPower += Self.power(stats.processed.rmsDBFS)
+        farPower += Self.power(stats.farEnd.rmsDBFS)
+        erleDBSum += Double(stats.erleDB)
+    }
+
+    public var microphoneDBFS: Double { dB(microphonePower) }
+    public var processedDBFS: Double { dB(processedPower) }
+    public var farDBFS: Double { dB(farPower) }
+    public var meanERLEDB: Double { erleDBSum / Double(max(snapshotCount, 1)) }
+
+    private static func power(_ dBFS: Float) -> Double { pow(10, Double(dBFS) / 10) }
+    private func dB(_ sum: Double) -> Double { 10 * log10(max(sum / Double(max(snapshotCount, 1)), 1e-20)) }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+@testable import VoiceIO
+
+/// Comfort noise replacing a fully suppressed signal, synthesised as `ResidualEchoSuppressor` does (sine window of
+/// two blocks, zero-padded transform, 50 % overlap-add): its level in time must match the background's.
+@Suite struct ComfortNoiseTests {
+    static let rate = 16000
+    static let block = 160
+
+    /// Tracks `input` block by block and returns what replaces it when every bin is suppressed (gain 0).
+    static func replaced(_ input: [Float], windowSeconds: Double = 3) -> [Float] {
+        let window = 2 * block, size = 512
+        let fft = RealFFT(frameCount: size)
+        let noise = ComfortNoise(binCount: fft.binCount, windowFrames: Int(windowSeconds * Double(rate)) / block,
+                                 synthesisPowerScale: Float(size) / Float(block))
+        let sine = (0..<window).map { Float(sin(Double.pi * (Double($0) + 0.5) / Double(window))) }
+        var history = [Float](repeating: 0, count: window), frame = [Float](repeating: 0, count: size)
+        var real = [Float](repeating: 0, count: fft.binCount), imaginary = real, power = real
+        let gains = [Float](repeating: 0, count: fft.binCount)
+        var overlap = [Float](repeating: 0, count: block), out: [Float] = []
+        for start in stride(from: 0, through: input.count - block, by: block) {
+            history = Array(history[block...]) + input[start..<start + block]
+            for i in 0..<size { frame[i] = i < window ? history[i] * sine[i] : 0 }
+            fft.forward(frame, real: &real, imaginary: &imaginary)
+            for k in 0..<fft.binCount { power[k] = real[k] * real[k] + imaginary[k] * imaginary[k] }
+            noise.track(power: power)
+            for k in 0..<fft.binCount { real[k] = 0; imaginary[k] = 0 }
+            noise.add(toReal: &real, imaginary: &imaginary, gains: gains)
+            fft.inverse(real: real, imaginary: imaginary, output: &frame)
+            for i in 0..<block {
+                out.append(overlap[i] + frame[i] * sine[i])
+                overlap[i] = frame[block + i] * sine[block + i]
+            }
+        }
+        return out
+    }
+
+    static func levelDB(_ x: [Float], from: Double, to: Double) -> Double {
+        let slice = x[Int(from * Double(rate))..<min(x.count, Int(to * Double(rate)))]
+        return 10 * log10(slice.reduce(0) { $0 + Double($1 * $1) } / Double(slice.count))
+    }
+
+    @Test("synthesised noise has the background's level (white noise, -50 dBFS)")
+    func levelMatchesTheBackground() {
+        let input = EchoSceneFixture(sampleRate: Self.rate).noise(count: 10 * Self.rate, rms: 0.003, seed: 5)
+        let out = Self.replaced(input)
+        let difference = Self.levelDB(out, from: 4, to: 10) - Self.levelDB(input, from: 4, to: 10)
+        // Before the synthesis scale the noise came out 5 dB low.
+        #expect(abs(difference) < 1, "comfort noise \(difference) dB from the background")
+    }
+
+    @Test("a silent start and a louder room are followed within one window")
+    func followsTheRoom() {
+        let fixture = EchoSceneFixture(sampleRate: Self.rate)
+        let quiet = fixture.noise(count: 6 * Self.rate, rms: 0.001, seed: 6)
+        let loud = fixture.noise(count: 6 * Self.rate, rms: 0.01, seed: 7)
+        let input = [Float](repeating: 0, count: Self.rate) + quiet + loud
+        let out = Self.replaced(input)
+        // The device's silent first second is forgotten by 4.5 s (a minimum that only rose 1 dB/s was not).
+        let afterSilence = Self.levelDB(out, from: 4.5, to: 7) - Self.levelDB(input, from: 4.5, to: 7)
+        #expect(abs(afterSilence) < 1.5, "comfort noise \(afterSilence) dB from the background after a silent start")
+        // 20 dB louder from 7 s: followed by 10.5 s.
+        let afterRise = Self.levelDB(out, from: 10.5, to: 13) - Self.levelDB(input, from: 10.5, to: 13)
+        #expect(abs(afterRise) < 1.5, "comfort noise \(afterRise) dB from the background after the room got louder")
+    }
+}
