@@ -66,6 +66,12 @@ public final class EchoPipeline: VoiceProcessor {
     public var suppressionDB: Float { suppressor.suppressionDecibels }
     /// Whether the near talker spoke over the far end in the last block.
     public var isDoubleTalk: Bool { suppressor.detector.doubleTalk }
+    /// The canceller's output power over the microphone's in the last block: near 1 when the microphone holds
+    /// sound the echo path does not explain (a near talker), near the echo reduction when it holds echo alone.
+    public private(set) var unexplainedPowerRatio: Float = 1
+    /// Whether the residual echo suppressor's detector hears the near end (output above what echo and noise
+    /// explain) in the last block.
+    public var isNearEndActive: Bool { suppressor.detector.nearEndActive }
     /// Times the linear filter was found misadjusted (its error correlated with its own echo estimate, as after
     /// an echo-path change) and started over.
     public private(set) var divergenceResetCount = 0
@@ -149,6 +155,7 @@ public final class EchoPipeline: VoiceProcessor {
             referencePower += echo[index] * echo[index]
         }
         let farEndActive = referencePower > 1e-8 * Float(blockFrameCount)
+        unexplainedPowerRatio = errorPower / max(microphonePower, 1e-12)
         if farEndActive {
             farEndMicrophoneEnergy += Double(microphonePower)
             farEndErrorEnergy += Double(errorPower)

@@ -55,6 +55,13 @@ public final class AudioFileReader {
         return framesRead
     }
 
+    /// Moves the read position to `frame` (0 = the first frame). Not real-time safe.
+    public func seek(toFrame frame: Int) throws(AudioFileError) {
+        guard sf_seek(file, sf_count_t(frame), SEEK_SET) >= 0 else {
+            throw .readFailed(path: path, reason: "cannot seek to frame \(frame): " + String(cString: sf_strerror(file)))
+        }
+    }
+
     /// The rest of the file with its channels averaged into one.
     public func readAllMono() throws(AudioFileError) -> [Float] {
         let chunkFrames = 4096

@@ -40,6 +40,10 @@ final class CaptureChain {
     private(set) var erleDB: Float = 0
     /// Whether the last block had near-end voice (the stage's decision, gated by the echo estimate).
     private(set) var isNearVoiceActive = false
+    /// Whether the last block had a near talker by the stage's voice decision, the residual echo suppressor's
+    /// near-end detector and, while the loudspeaker plays, a canceller output within 3 dB of the microphone (the
+    /// echo path explains at most half of it): what muted speech detection uses.
+    private(set) var isNearTalkerActive = false
     /// Level of the processed voice over the last period.
     private(set) var processedLevel = Level.silence
     /// Blocks processed so far, those in double talk, and the residual echo suppression summed over them (dB):
@@ -97,10 +101,11 @@ final class CaptureChain {
     var delayMilliseconds: Float { Float(aligner.delayFrames * 1000 / Double(voiceRate)) }
 
     /// Processes one device period: `capture` and `reference` have the same count. Writes processed voice to
-    /// `output` and returns the frames written; frames that do not fit are counted in `droppedFrames`.
+    /// `output` and returns the frames written; frames that do not fit are counted in `droppedFrames`. `mute`
+    /// writes silence in place of the processed voice (processing and near-voice detection go on).
     /// Real-time safe.
     func process(capture: UnsafeBufferPointer<Float>, reference: UnsafeBufferPointer<Float>, bypass: Bool,
-                 agc: Bool, output: SPSCRing<Float>, droppedFrames: inout Int) -> Int {
+                 agc: Bool, mute: Bool = false, output: SPSCRing<Float>, droppedFrames: inout Int) -> Int {
         let microphoneCount = microphoneConverter.convert(capture, into: convertedMicrophone)
         let referenceCount = referenceConverter.convert(reference, into: convertedReference)
         microphoneFIFO.write(UnsafeBufferPointer(rebasing: convertedMicrophone[..<microphoneCount]))
@@ -113,6 +118,7 @@ final class CaptureChain {
             microphoneFIFO.read(into: microphoneBlock)
             referenceFIFO.read(into: referenceBlock)
             processBlock(bypass: bypass)
+            if mute { processedBlock.update(repeating: 0) }
             for sample in processedBlock {
                 sumOfSquares += sample * sample
                 peak = max(peak, abs(sample))
@@ -175,7 +181,13 @@ final class CaptureChain {
         // While the loudspeaker plays, the stage's voice decision only counts once the echo is well below the
         // microphone: otherwise the echo itself (far voice, app sounds) would pass for a near talker.
         isNearVoiceActive = stageVoice && (referencePower < 1e-6 || erleDB > Self.nearActivityMinimumERLEDB)
+        isNearTalkerActive = isNearVoiceActive && (bypass || pipeline.isNearEndActive
+            && (referencePower < 1e-6 || pipeline.unexplainedPowerRatio > Self.nearTalkerMinimumUnexplainedRatio))
     }
+
+    /// Canceller output over microphone power above which a block holds more than echo (-3 dB): music that is
+    /// cancelled by 19 dB on average still dips above -10 dB now and then.
+    static let nearTalkerMinimumUnexplainedRatio: Float = 0.5
 
     /// ERLE above which voice in the processed signal is taken for the near talker while the speaker plays.
     static let nearActivityMinimumERLEDB: Float = 10

@@ -3,7 +3,7 @@
 ///
 /// ```
 /// render callback (voice rate) -> up-convert -> far FIFO --+
-/// other-audio ring (device rate) -> Ducker -----------------+-> mix -> clip -> mute ramp -> playback = reference
+/// other-audio ring + graph (device rate) -> Ducker -----------------+-> mix -> clip -> mute ramp -> playback = reference
 /// ```
 /// `render` is real-time safe; one thread.
 final class PlaybackChain {
@@ -12,6 +12,8 @@ final class PlaybackChain {
     let blockFrameCount: Int
     let ducker: Ducker
     var renderCallback: VoiceRenderCallback?
+    /// Adds more other audio (an audio graph's mix) to each period, after the queued sounds.
+    var otherAudioRenderer: OtherAudioRenderer?
     /// Far-end RMS above which the far end counts as talking, in dBFS.
     static let farActivityThresholdDBFS: Float = -45
     private let converter: RateConverter
@@ -73,6 +75,7 @@ final class PlaybackChain {
             if wasOtherAudioPlaying { otherAudioUnderrunCount += 1 }
         }
         wasOtherAudioPlaying = otherCount == count
+        otherAudioRenderer?(other)
         let voiceActive = !duckOnVoiceOnly || isFarVoiceActive || nearVoiceActive
         ducker.process(other, levelDB: duckLevelDB ?? 0, isActive: duckLevelDB != nil && voiceActive)
         otherLevel = LevelMeter.measure(UnsafeBufferPointer(other))

@@ -19,3 +19,7 @@ public typealias VoiceRenderCallback = (_ frames: VoiceFrames) -> Void
 /// with `VoiceProcessingIO.readInput(into:)`, from the callback or from one other thread. Called on the real-time
 /// thread once per device period; must be real-time safe.
 public typealias VoiceInputCallback = (_ availableFrameCount: Int) -> Void
+
+/// Adds device-rate mono other audio into `frames` (an audio graph's mix). Called on the real-time thread; must be
+/// real-time safe.
+typealias OtherAudioRenderer = (_ frames: UnsafeMutableBufferPointer<Float>) -> Void

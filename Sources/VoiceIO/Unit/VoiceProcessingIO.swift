@@ -5,8 +5,10 @@ import Synchronization
 //                          element 0 (output)
 //   render callback ──► voice block ──► up-convert ──► far FIFO ──┐
 //   (voice rate, app)                   (voice→device)            │
-//   enqueueOtherAudio ─► convert (app thread) ─► ring ─► Ducker ──┴─► mix ─► clip ─► mute ramp ─┬─► device playback
-//   (any rate)                                        (-N dB, voice-activity ramps)             │
+//   enqueueOtherAudio ─► convert (app thread) ─► ring ┐
+//   (any rate)                                       │
+//   AudioGraph mix (VoiceUnitNode) ──────────────────┴─► Ducker ──┴─► mix ─► clip ─► mute ramp ─┬─► device playback
+//                                                     (-N dB, voice-activity ramps)             │
 //                                                                                echo reference │ (= what is played)
 //                          element 1 (input)                                                    ▼
 //   device capture ──► down-convert ──► mic FIFO ─────────────────────────────────┐    down-convert ─► ref FIFO
@@ -66,6 +68,11 @@ public final class VoiceProcessingIO: @unchecked Sendable {
     private let duckingLevel = AtomicFloat(-15)
     private let duckingModeValue = Atomic<UInt8>(DuckingMode.always.rawValue)
     private let muteFlag = Atomic<Bool>(false)
+    private let inputMuteFlag = Atomic<Bool>(false)
+    private let mutedSpeech: MutedSpeechNotifier
+    /// Real-time side: the muted talker's state and the device frames captured since start.
+    private var mutedSpeechDetector = MutedSpeechDetector()
+    private var capturedFrameCount = 0
 
     /// Opens `device` and prepares the graph. `voiceFormat` must be mono at one of `StreamFormat.voiceRates`.
     /// Not real-time safe.
@@ -104,6 +111,7 @@ public final class VoiceProcessingIO: @unchecked Sendable {
         inputRing = SPSCRing(
             minimumCapacity: Int(settings.inputCapacityMilliseconds * Double(voiceFormat.sampleRate) / 1000),
             filledWith: 0)
+        mutedSpeech = MutedSpeechNotifier(sampleRate: configuration.sampleRate)
         inputScratch = .allocate(capacity: 1024)
         inputScratch.initialize(repeating: 0)
         listeners.notify(.deviceFormat)
@@ -126,6 +134,12 @@ public final class VoiceProcessingIO: @unchecked Sendable {
     public func setInputCallback(_ callback: VoiceInputCallback?) {
         precondition(!isRunning, "set the input callback before start")
         inputCallback = callback
+    }
+
+    /// Sets what adds an audio graph's mix to the other audio. Only while stopped.
+    func setOtherAudioRenderer(_ renderer: OtherAudioRenderer?) {
+        precondition(!isRunning, "set the other-audio renderer before start")
+        playbackChain.otherAudioRenderer = renderer
     }
 
     public var isRunning: Bool { running.load(ordering: .acquiring) }
@@ -236,6 +250,22 @@ public final class VoiceProcessingIO: @unchecked Sendable {
         set { update(muteFlag, newValue, .muteOutput) }
     }
 
+    /// Mutes the uplink (Apple's input mute): the app reads silence while processing and near-end voice detection
+    /// go on, so a `MutedSpeechActivityEvent` listener hears when the user talks while muted.
+    public var isInputMuted: Bool {
+        get { inputMuteFlag.load(ordering: .relaxed) }
+        set { update(inputMuteFlag, newValue, .inputMuted) }
+    }
+
+    /// Calls `handler` on a private queue (polled every 20 ms) when muted speech starts or ends: on changes only,
+    /// from the near-end voice detector (echo alone does not count); nil removes it. Not real-time safe.
+    public func setMutedSpeechActivityListener(_ handler: (@Sendable (MutedSpeechActivityEvent) -> Void)?) {
+        mutedSpeech.setHandler(handler)
+    }
+
+    /// Delivers every muted speech event detected so far to the listener before returning. Not real-time safe.
+    public func waitForMutedSpeechEvents() { mutedSpeech.drain() }
+
     private func update(_ flag: borrowing Atomic<Bool>, _ value: Bool, _ property: VoiceProcessingProperty) {
         guard flag.exchange(value, ordering: .relaxed) != value else { return }
         listeners.notify(property)
@@ -278,10 +308,17 @@ public final class VoiceProcessingIO: @unchecked Sendable {
                              mute: muteFlag.load(ordering: .relaxed))
         var dropped = 0
         let microphone = UnsafeBufferPointer(rebasing: capture[..<count])
+        let inputMuted = inputMuteFlag.load(ordering: .relaxed)
         let written = captureChain.process(capture: microphone, reference: UnsafeBufferPointer(period),
                                            bypass: bypassFlag.load(ordering: .relaxed),
-                                           agc: agcFlag.load(ordering: .relaxed),
+                                           agc: agcFlag.load(ordering: .relaxed), mute: inputMuted,
                                            output: inputRing, droppedFrames: &dropped)
+        capturedFrameCount += count
+        if let started = mutedSpeechDetector.update(
+            nearVoiceActive: captureChain.isNearTalkerActive, muted: inputMuted,
+            periodMilliseconds: Double(count) * 1000 / Double(deviceConfiguration.sampleRate)) {
+            mutedSpeech.post(started: started, atFrame: capturedFrameCount)
+        }
         publishStatistics(microphone: microphone, droppedFrames: dropped)
         if written > 0, let inputCallback { inputCallback(inputRing.availableToRead) }
     }

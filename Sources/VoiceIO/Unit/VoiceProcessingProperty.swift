@@ -6,6 +6,7 @@ public enum VoiceProcessingProperty: String, Sendable, CaseIterable {
     case duckingLevel
     case duckingMode
     case muteOutput
+    case inputMuted
     /// The device's format (rate, period) changed, e.g. when the unit opened it.
     case deviceFormat
 }

@@ -18,6 +18,9 @@ public final class SimulationSession {
     private var drain = [Float](repeating: 0, count: 8192)
     /// Levels and ERLE while the far end was audible, over the snapshots taken between periods.
     public private(set) var farTalkLevels = FarTalkLevels()
+    /// Called on the control thread before each batch of periods on the virtual clock (which runs faster than
+    /// real time), e.g. to let file players buffer ahead.
+    public var beforeVirtualPeriods: (() -> Void)?
 
     /// Sets the unit's render callback to play `farVoice` (at the voice rate, then silence). `appSound` (at
     /// `appRate` Hz) goes to ``VoiceProcessingIO/enqueueOtherAudio(_:sampleRate:)``; the processed voice to
@@ -42,6 +45,7 @@ public final class SimulationSession {
             var done = 0
             while done < periods {
                 try pump()
+                beforeVirtualPeriods?()
                 let chunk = min(10, periods - done)
                 try room.run(periods: chunk)
                 done += chunk

@@ -19,7 +19,7 @@ import VoiceIOSimulation
 struct CallCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "call",
-        abstract: "Talk-back call over RTP/Opus with the voice unit (b or SIGUSR1 toggles bypass).")
+        abstract: "Talk-back call over RTP/Opus with the voice unit (b or SIGUSR1 toggles bypass, m or SIGUSR2 mute).")
 
     @Option(help: "Local HOST:PORT to receive on (and send from); or from --local-sdp.")
     var listen: String?
@@ -57,6 +57,9 @@ struct CallCommand: ParsableCommand {
     var sdp: String?
     @Option(help: "Stop after this many seconds (default: until Ctrl-C or SIGTERM).")
     var duration: Double?
+    @OptionGroup var appSounds: AppSoundOptions
+    @Flag(help: "Play a ringtone until the far end first talks.")
+    var ringtone = false
 
     func validate() throws {
         if remote?.hasSuffix(":0") == true { throw ValidationError("--remote needs a port other than 0") }
@@ -106,15 +109,19 @@ struct CallCommand: ParsableCommand {
             let bridge = UnitBridge(unit: unit, session: session, sent: sentRecorder, far: farRecorder, room: room,
                                     echoMeter: echoMeter)
             bridge.connect()
+            let sounds = try AppSoundGraph(unit: unit, files: appSounds.plays, ringtone: ringtone)
+            unit.isInputMuted = appSounds.mute
 
             try session.start()
             try unit.start()
+            try sounds?.start()
             print("call: \(session.localAddress) ⇄ \(configuration.remote), \(device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(voiceRate) Hz, Opus \(configuration.codecRate) Hz \(configuration.frameDurationMilliseconds) ms \(bitrate) bit/s\(configuration.inbandFEC ? " FEC" : "")\(configuration.dtx ? " DTX" : "") PT \(configuration.payloadType)/\(configuration.receivedPayloadType)\(configuration.srtp.map { ", \($0)" } ?? ""), lookahead \(String(format: "%.1f", Double(session.encoderLookaheadFrameCount) * 1000 / Double(configuration.codecRate))) ms, unit capture latency: conversion \(String(format: "%.1f", Double(unit.conversionLatencyFrames) * 1000 / Double(voiceRate))) ms, processing \(String(format: "%.1f", Double(unit.processingLatencyFrames) * 1000 / Double(voiceRate))) ms")
             fflush(nil)
             let monitor = CallMonitor(unit: unit, session: session, echoMeter: echoMeter,
-                                      eventsPath: record.map { $0 + ".events" })
+                                      eventsPath: record.map { $0 + ".events" }, sounds: sounds)
             let reason = monitor.run(duration: duration)
             let timing = device.timing
+            sounds?.stop()
             unit.stop()
             session.stop()
             if case .deviceFailed(let failure) = reason { deviceFailure = failure }

@@ -15,7 +15,7 @@ struct SimulateCommand: ParsableCommand {
             the simulated room and do not apply.
             """)
 
-    @Option(name: .long, help: "Far-end voice (played through the loudspeaker).")
+    @Option(name: .long, help: "Far-end voice (played through the loudspeaker), or 'silence'.")
     var far: String
     @Option(name: .long, help: "Near-end talker (heard by the microphone).")
     var near: String?
@@ -23,6 +23,7 @@ struct SimulateCommand: ParsableCommand {
     var nearStart = 0.0
     @Option(name: .long, help: "App sound mixed into the loudspeaker (any rate).")
     var app: String?
+    @OptionGroup var appSounds: AppSoundOptions
     @Option(name: .long, help: "Processed voice to write (WAV at the voice rate).")
     var out: String
     @Option(name: .customLong("voice-rate"), help: "Voice rate in Hz.")
@@ -72,7 +73,7 @@ struct SimulateCommand: ParsableCommand {
     func run() throws {
         try CommandFailure.reporting {
             let voiceFormat = try StreamFormat.voice(sampleRate: voiceRate, sampleType: .int16)
-            let farVoice = try AudioFileReader.monoSamples(path: far, sampleRate: voiceRate)
+            let farVoice = far == "silence" ? [] : try AudioFileReader.monoSamples(path: far, sampleRate: voiceRate)
             let device: any AudioDevice
             if let alsa = try audioDevice.openSystemDevice(sampleRate: deviceRate) {
                 device = alsa.device
@@ -87,7 +88,8 @@ struct SimulateCommand: ParsableCommand {
             let inputSeconds = [Double(farVoice.count) / Double(voiceRate),
                                 nearStart + Double(nearFrames) / Double(deviceRate),
                                 Double(appSound.count) / Double(appRate)].max() ?? 0
-            let totalSeconds = seconds ?? inputSeconds + 1
+            // Played files loop: they alone make a 10 s run unless --seconds says otherwise.
+            let totalSeconds = seconds ?? max(inputSeconds + 1, appSounds.plays.isEmpty ? 0 : 10)
             if recordDirectory != nil { room?.startRecording(seconds: totalSeconds + 1) }
 
             var settings = VoiceProcessingSettings()
@@ -103,6 +105,12 @@ struct SimulateCommand: ParsableCommand {
             let writer = try AudioFileWriter(path: out, format: try StreamFormat.voice(sampleRate: voiceRate))
             let session = SimulationSession(unit: unit, farVoice: farVoice, appSound: appSound, appRate: appRate,
                                             writer: writer)
+            let sounds = try AppSoundGraph(unit: unit, files: appSounds.plays, ringtone: false)
+            unit.isInputMuted = appSounds.mute
+            let mutedSpeech = MutedSpeechLog(unit: unit)
+            session.beforeVirtualPeriods = { sounds?.waitForPlayers() }
+            try sounds?.start()
+            defer { sounds?.stop() }
             let totalPeriods = Int((totalSeconds * 1000 / unit.deviceConfiguration.periodMilliseconds).rounded(.up))
             let isPaced = room == nil || realtime
             do {
@@ -118,6 +126,9 @@ struct SimulateCommand: ParsableCommand {
             } ?? Summary.reportedDelay(device.timing, sampleRate: unit.deviceConfiguration.sampleRate)
             Summary.print(unit.statistics, levels: session.farTalkLevels, device: device, configuration: unit.deviceConfiguration,
                           echoDelay: echoDelay, seconds: totalSeconds, bypass: bypass)
+            if let sounds { print("app sound buses:\n" + sounds.summaryLines.joined(separator: "\n")) }
+            unit.waitForMutedSpeechEvents()
+            for event in mutedSpeech.take() { print(MutedSpeechLog.text(event)) }
         }
     }
 

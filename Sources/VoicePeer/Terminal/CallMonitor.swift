@@ -2,8 +2,9 @@ import Foundation
 import VoiceCall
 import VoiceIO
 
-/// The main thread of `voicepeer call`: reads keys (raw terminal) and signals, toggles bypass, shows the status
-/// line on a terminal or logs a plain line every few seconds otherwise, and prints the summary.
+/// The main thread of `voicepeer call`: reads keys (raw terminal) and signals, toggles bypass and mute, reports
+/// muted speech, stops the ringtone when the far end first talks, shows the status line on a terminal or logs a
+/// plain line every few seconds otherwise, and prints the summary.
 final class CallMonitor {
     enum StopReason: CustomStringConvertible {
         case duration, key, signal(Int32)
@@ -27,11 +28,17 @@ final class CallMonitor {
     private let signals = SignalWatcher()
     private let start = Date()
     private var toggleCount = 0
+    private let sounds: AppSoundGraph?
+    private let mutedSpeech: MutedSpeechLog
+    private var handledMuteSignals = 0
     /// The unit's live ERLE estimate sampled while the far end was audible, per bypass state.
     private var erleSamples: [Bool: [Float]] = [false: [], true: []]
 
-    init(unit: VoiceProcessingIO, session: CallSession, echoMeter: EchoReductionMeter?, eventsPath: String?) {
+    init(unit: VoiceProcessingIO, session: CallSession, echoMeter: EchoReductionMeter?, eventsPath: String?,
+         sounds: AppSoundGraph? = nil) {
         self.unit = unit
+        self.sounds = sounds
+        mutedSpeech = MutedSpeechLog(unit: unit)
         self.session = session
         self.echoMeter = echoMeter
         self.eventsPath = eventsPath
@@ -45,7 +52,7 @@ final class CallMonitor {
         let terminal = RawTerminal()
         defer { terminal?.restore() }
         let isStatusTerminal = isatty(STDERR_FILENO) == 1
-        if terminal != nil { print("keys: b toggles bypass, q quits") }
+        if terminal != nil { print("keys: b toggles bypass, m toggles mute, q quits") }
         var handledSignals = 0
         var lastLog = 0.0
         while true {
@@ -56,18 +63,32 @@ final class CallMonitor {
                 handledSignals += 1
                 toggle(by: "SIGUSR1", isStatusTerminal)
             }
+            while handledMuteSignals < signals.secondUserSignalCount {
+                handledMuteSignals += 1
+                toggleMute(by: "SIGUSR2", isStatusTerminal)
+            }
+            for event in mutedSpeech.take() {
+                report(MutedSpeechLog.text(event), at: MutedSpeechLog.seconds(event), event: MutedSpeechLog.name(event),
+                       isStatusTerminal)
+            }
             if let terminal, let key = terminal.readKey(timeoutMilliseconds: 100) {
                 if key == UInt8(ascii: "b") { toggle(by: "key", isStatusTerminal) }
+                if key == UInt8(ascii: "m") { toggleMute(by: "key", isStatusTerminal) }
                 if key == UInt8(ascii: "q") { return finishLine(.key, isStatusTerminal) }
             } else if terminal == nil {
                 usleep(100_000)
             }
             let unitStatistics = unit.statistics
+            if let sounds, sounds.isRinging, unitStatistics.farEnd.rmsDBFS > AppSoundGraph.farVoiceThresholdDBFS {
+                sounds.stopRinging()
+                report(String(format: "%.3f s: ringtone stopped, the far end talks", seconds), at: seconds,
+                       event: "ringtone stopped", isStatusTerminal)
+            }
             if unitStatistics.farEnd.rmsDBFS > -50 {
                 erleSamples[unit.bypassVoiceProcessing, default: []].append(unitStatistics.erleDB)
             }
             let line = CallStatusLine.text(seconds: seconds, unit: unitStatistics, call: session.statistics,
-                                           bypass: unit.bypassVoiceProcessing)
+                                           bypass: unit.bypassVoiceProcessing, muted: unit.isInputMuted)
             if isStatusTerminal {
                 CallStatusLine.show(line)
             } else if seconds - lastLog >= 5 {
@@ -88,12 +109,26 @@ final class CallMonitor {
         toggleCount += 1
         let state = unit.bypassVoiceProcessing ? "on" : "off"
         let when = seconds
+        report(String(format: "%.3f s: bypass %@ (%@)", when, state, source), at: when,
+               event: "bypass \(state)\t\(source)", isStatusTerminal)
+    }
+
+    private func toggleMute(by source: String, _ isStatusTerminal: Bool) {
+        unit.isInputMuted.toggle()
+        let state = unit.isInputMuted ? "on" : "off"
+        let when = seconds
+        report(String(format: "%.3f s: mute %@ (%@)", when, state, source), at: when,
+               event: "mute \(state)\t\(source)", isStatusTerminal)
+    }
+
+    /// Prints `line` (below the status line) and appends `event` at `when` seconds to the events file.
+    private func report(_ line: String, at when: Double, event: String, _ isStatusTerminal: Bool) {
         if isStatusTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
-        print(String(format: "%.3f s: bypass %@ (%@)", when, state, source))
+        print(line)
         fflush(nil)
         if let eventsPath, let handle = FileHandle(forWritingAtPath: eventsPath) {
             handle.seekToEndOfFile()
-            handle.write(Data(String(format: "%.3f\tbypass %@\t%@\n", when, state, source).utf8))
+            handle.write(Data(String(format: "%.3f\t%@\n", when, event).utf8))
             try? handle.close()
         }
     }
@@ -134,6 +169,8 @@ final class CallMonitor {
                          recorder.sampleRate,
                          recorder.droppedFrameCount > 0 ? " (\(recorder.droppedFrameCount) frames dropped)" : "", clock))
         }
-        if let eventsPath { print("  bypass events: \(eventsPath)") }
+        print("  mute \(unit.isInputMuted ? "on" : "off") at the end; muted speech started \(mutedSpeech.startCount) times")
+        if let sounds { print("  app sound buses:\n" + sounds.summaryLines.map { "  " + $0 }.joined(separator: "\n")) }
+        if let eventsPath { print("  bypass, mute and muted speech events: \(eventsPath)") }
     }
 }

@@ -3,15 +3,16 @@ import VoiceCall
 import VoiceIO
 
 /// The call's live figures as one line: levels, ERLE, packets received and lost, jitter, jitter-buffer delay,
-/// concealment (count and longest run), RTT and bypass.
+/// concealment (count and longest run), RTT, bypass and mute.
 enum CallStatusLine {
-    static func text(seconds: Double, unit: VoiceProcessingStatistics, call: CallStatistics, bypass: Bool) -> String {
+    static func text(seconds: Double, unit: VoiceProcessingStatistics, call: CallStatistics, bypass: Bool,
+                     muted: Bool = false) -> String {
         let rtt = call.roundTripMilliseconds.map { String(format: "%.0f ms", $0) } ?? "—"
-        return String(format: "%6.1f s  mic %6.1f  out %6.1f  far %6.1f dBFS  ERLE %5.1f dB  rx %d  loss %lld  jitter %4.1f ms  JB %4.0f ms  concealed %d (longest %.0f ms)  RTT %@  %@",
+        return String(format: "%6.1f s  mic %6.1f  out %6.1f  far %6.1f dBFS  ERLE %5.1f dB  rx %d  loss %lld  jitter %4.1f ms  JB %4.0f ms  concealed %d (longest %.0f ms)  RTT %@  %@%@",
                       seconds, unit.microphone.rmsDBFS, unit.processed.rmsDBFS, unit.farEnd.rmsDBFS, unit.erleDB,
                       call.packetsReceived, call.packetsLost, call.jitterMilliseconds, call.jitterBuffer.delayMilliseconds,
                       call.jitterBuffer.concealed, call.jitterBuffer.longestConcealmentMilliseconds, rtt,
-                      bypass ? "BYPASS" : "processing")
+                      bypass ? "BYPASS" : "processing", muted ? "  MUTED" : "")
     }
 
     /// Rewrites the line in place on a terminal (standard error).

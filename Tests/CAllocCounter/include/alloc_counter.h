@@ -10,4 +10,10 @@ void alloc_counter_start(void);
 /* Stops counting on the calling thread and returns how many allocations it made since the start. */
 uint64_t alloc_counter_stop(void);
 
+/* Starts counting the calling thread's lock operations from zero: pthread mutex and rwlock locks and futex
+   system calls (a Swift Mutex's contended path). */
+void lock_counter_start(void);
+/* Stops counting locks on the calling thread and returns how many it took since the start. */
+uint64_t lock_counter_stop(void);
+
 #endif
