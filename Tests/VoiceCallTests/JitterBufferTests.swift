@@ -11,10 +11,11 @@ final class JitterStream {
     let packets: [[UInt8]]
     let carriesFEC: [Bool]
 
-    init(packetCount: Int, fec: Bool = false) throws {
+    /// Encodes `signal` (default: `TestSignals.voice`), `packetCount` packets of it.
+    init(packetCount: Int, fec: Bool = false, signal: [Float]? = nil) throws {
         let format = try OpusFormat(sampleRate: Self.sampleRate)
         let encoder = try OpusEncoder(.init(format: format, bitsPerSecond: 32000, inbandFEC: fec, expectedPacketLossPercent: fec ? 20 : 0))
-        let signal = TestSignals.voice(sampleRate: Self.sampleRate, frameCount: packetCount * Self.frameCount)
+        let signal = signal ?? TestSignals.voice(sampleRate: Self.sampleRate, frameCount: packetCount * Self.frameCount)
         var packet = [UInt8](repeating: 0, count: OpusEncoder.maxPacketByteCount)
         var packets: [[UInt8]] = []
         for index in 0..<packetCount {
@@ -91,7 +92,9 @@ final class JitterStream {
         let buffer = try JitterBuffer(sampleRate: JitterStream.sampleRate, initialDelayMilliseconds: 30)
         let output = stream.play(buffer, stream.arrivals(count: 100), pullCount: 102)
         let stats = buffer.statistics
-        #expect(stats.received == 100 && stats.lost == 0 && stats.late == 0 && stats.duplicates == 0 && stats.trimmed == 0)
+        #expect(stats.received == 100 && stats.lost == 0 && stats.late == 0 && stats.duplicates == 0 && stats.removedMilliseconds == 0)
+        // Once, when the stream ends: the last pitch period, before concealment.
+        #expect(stats.expandedMilliseconds <= 15)
         // Nothing at 0 ms; at 20 ms one packet that came 15 ms ago reaches the 30 ms initial target: playing;
         // the last pull finds the stream over.
         #expect(stats.underruns == 2)
@@ -120,7 +123,8 @@ final class JitterStream {
         let output = stream.play(buffer, stream.arrivals(count: 500) { (100..<350).contains($0) ? nil : 5 }, pullCount: 505)
         let stats = buffer.statistics
         #expect(stats.lost == 250 && stats.concealed == 250, "\(stats)")
-        #expect(stats.trimmed == 0 && stats.overflowDrops == 0)
+        // Only the start's excess over the measured target (22 ms; 40 before any jitter was measured) is removed.
+        #expect(stats.skippedMilliseconds == 0 && stats.removedMilliseconds <= 20 && stats.overflowDrops == 0, "\(stats)")
         #expect(stats.longestConcealmentMilliseconds >= 4940 && stats.longestConcealmentMilliseconds <= 5060,
                 "longest concealment \(stats.longestConcealmentMilliseconds) ms")
         #expect(stats.delayMilliseconds <= 40)
@@ -137,7 +141,7 @@ final class JitterStream {
         let buffer = try Self.makeBuffer()
         _ = stream.play(buffer, stream.arrivals(count: 200) { lost.contains($0) ? nil : 5 }, pullCount: 205)
         let stats = buffer.statistics
-        #expect(stats.lost == lost.count && stats.fecRecovered == withFEC && stats.concealed == lost.count - withFEC)
+        #expect(stats.lost == lost.count && stats.fecRecovered == withFEC && stats.concealed == lost.count - withFEC, "\(stats)")
     }
 
     /// Every seventh packet overtaken by the next: the target grows to cover it; nothing is lost or late.

@@ -6,6 +6,8 @@
 ///        |  dup/late/invalid: counted, dropped       |                                (transit percentile)
 ///        |  beyond capacity: oldest dropped          v                                       |
 ///  pull(pcm) <-- staging PCM <-- OpusDecoder: decode slot[next] | FEC from next+1 | PLC   target delay
+///                    ^                                                                        |
+///                    +-- TimeStretcher: accelerate / expand <-- LatencyController (excess) <--+
 /// ```
 ///
 /// Playout follows sequence numbers. Playing starts (and restarts after running dry) once the audio held plus
@@ -18,8 +20,19 @@
 /// lost: rebuilt from the next packet's FEC when that is held, otherwise concealed. Running dry plays
 /// concealment (silence before the first packet), counts an underrun and refills to the target; DTX silence
 /// is such a pause. Playout resumes at the oldest packet held: the time of the packets that never came was
-/// already filled while dry, so after an outage of any length the delay is back at the target at once. A delay that stays above target for half a second is trimmed by dropping the oldest
-/// packet. A new SSRC resets the buffer and the decoder.
+/// already filled while dry, so after an outage of any length the delay is back at the target at once.
+///
+/// Latency control: audio that arrives while nothing is consumed must not become delay. At the puller's first
+/// pull and when it comes back after a pause longer than `pullGapMilliseconds` (a device that started late, was
+/// suspended or stalled), the oldest audio ahead of playout is skipped down to the target at once (nothing was
+/// heard yet, or the listener has just heard the device's own gap).
+/// Excess that builds up while playing (a burst, a falling target, clock drift) is removed smoothly by the
+/// `LatencyController`: silent and DTX frames are shortened first, speech is time-compressed by whole pitch
+/// periods (at a bounded rate). When the buffer runs dry while playing, the last pitch period of the frame
+/// just played is played once more ("expand") before concealment starts, so a packet a little late plays on
+/// with nothing lost. All of it is counted, in milliseconds, in the statistics.
+///
+/// A new SSRC resets the buffer and the decoder.
 ///
 /// Not thread-safe: one thread (the audio thread) pushes and pulls, draining packets from the network thread
 /// through a `PacketQueue`. `push`, `pull` and `statistics` are real-time safe: storage is allocated in `init`.
@@ -40,7 +53,15 @@ public final class JitterBuffer {
     /// own timing varies too (the receiving device's period), which transit times do not show.
     public let minimumMarginFrameCount: Int
 
+    /// The puller not pulling for longer than this (beyond the frames it last took) counts as a pause of the
+    /// consuming device: the audio that piled up meanwhile is skipped down to the target.
+    public static let pullGapMilliseconds = 100
+
     private let decoder: OpusDecoder
+    private let stretcher: TimeStretcher
+    private var control: LatencyController
+    /// Longest packet a slot may describe, in frames.
+    private let maxPacketFrameCount: Int
     private let mask: Int
     private let slotSequence: UnsafeMutablePointer<Int64>
     private let slotState: UnsafeMutablePointer<SlotState>
@@ -61,9 +82,21 @@ public final class JitterBuffer {
     private var hasPlayed = false
     private var isPlaying = false
     private var heldFrameCount = 0
+    private var heldPacketCount = 0
+    /// When the last pull happened, and how many frames it took (none yet: `Int64.min`).
+    private var lastPullTicks = Int64.min
+    private var lastPullFrameCount = 0
+    /// The current pull's time, in 48 kHz ticks.
+    private var nowTicks: Int64 = 0
+    /// No pull has found the buffer waiting since the puller's first pull or its last pause: audio held when
+    /// playout starts piled up while nothing was consumed, and is skipped down to the target.
+    private var skipOnResume = true
+    /// The frame in the staging area came from a packet (not from an expansion) and may be expanded once.
+    private var mayExpand = false
+    /// A packet of the current stream carried in-band FEC.
+    private var streamCarriesFEC = false
     private var lastPacketFrameCount: Int
     private var initialTargetFrameCount: Int
-    private var excessFrameCount = 0
     /// When the latest packet was pushed, in 48 kHz ticks of the receiver's clock.
     private var latestArrivalTicks: Int64 = 0
     /// The first sequence not played when the buffer last ran dry.
@@ -99,7 +132,11 @@ public final class JitterBuffer {
         slotByteCount = .allocate(capacity: size)
         slotByteCount.initialize(repeating: 0, count: size)
         payloads = .allocate(byteCount: size * maxPayloadByteCount, alignment: 16)
-        staging = .allocate(capacity: OpusFormat.maxPacketFrameCount(sampleRate: sampleRate))
+        maxPacketFrameCount = OpusFormat.maxPacketFrameCount(sampleRate: sampleRate)
+        stretcher = TimeStretcher(sampleRate: sampleRate)
+        control = LatencyController(sampleRate: sampleRate)
+        // Two packets (accelerate works on at least two pitch periods) plus one period of expansion.
+        staging = .allocate(capacity: 2 * maxPacketFrameCount + stretcher.maxPeriodFrameCount)
         staging.initialize(repeating: 0)
         estimator = JitterEstimator(windowCount: jitterWindowPacketCount)
         lastPacketFrameCount = sampleRate * packetMilliseconds / 1000
@@ -118,18 +155,20 @@ public final class JitterBuffer {
     /// Counters and the current and target delay. Real-time safe.
     public var statistics: JitterBufferStatistics {
         var snapshot = counters
-        snapshot.delayMilliseconds = milliseconds(heldFrameCount + stagingEnd - stagingStart)
+        snapshot.delayMilliseconds = milliseconds(isPlaying ? aheadFrameCount : heldFrameCount + stagingEnd - stagingStart)
         snapshot.targetDelayMilliseconds = milliseconds(targetFrameCount)
         return snapshot
     }
 
     /// The delay playout aims for, in frames at `sampleRate`: never above `maxDelayMilliseconds`, nor above
-    /// what the slots can hold less one packet, so a full buffer always starts playing.
+    /// what the slots can hold less one packet, so a full buffer always starts playing. A stream that carries
+    /// in-band FEC gets one packet more, so a lost packet's successor is there in time to rebuild it.
     public var targetFrameCount: Int {
         let maxFrames = min(sampleRate * maxDelayMilliseconds / 1000, (capacity - 1) * lastPacketFrameCount)
         guard estimator.sampleCount > 1 else { return min(max(initialTargetFrameCount, lastPacketFrameCount), maxFrames) }
         let jitterFrames = Int(estimator.delayTicks(percentile: jitterPercentile)) * sampleRate / OpusFormat.rtpClockRate
-        return min(lastPacketFrameCount + max(jitterFrames, minimumMarginFrameCount), maxFrames)
+        let fecFrames = streamCarriesFEC ? lastPacketFrameCount : 0
+        return min(lastPacketFrameCount + fecFrames + max(jitterFrames, minimumMarginFrameCount), maxFrames)
     }
 
     // MARK: Push
@@ -147,7 +186,7 @@ public final class JitterBuffer {
             counters.invalid += 1
             return
         }
-        guard packet.payload.count <= maxPayloadByteCount, frameCount <= staging.count else {
+        guard packet.payload.count <= maxPayloadByteCount, frameCount <= maxPacketFrameCount else {
             counters.invalid += 1
             return
         }
@@ -170,6 +209,7 @@ public final class JitterBuffer {
             return
         }
         estimator.add(transitTicks: arrivalTicks - timestamp)
+        if !streamCarriesFEC, OpusDecoder.carriesFEC(packet.payload) { streamCarriesFEC = true }
         latestArrivalTicks = max(latestArrivalTicks, arrivalTicks)
         if sequence < nextSequence {
             // Before the first playout an early packet may still lower the start, if the window allows.
@@ -196,6 +236,7 @@ public final class JitterBuffer {
         slotByteCount[slot] = payload.count
         slotFrameCount[slot] = frameCount
         heldFrameCount += frameCount
+        heldPacketCount += 1
         counters.received += 1
     }
 
@@ -216,11 +257,14 @@ public final class JitterBuffer {
         for slot in 0..<capacity { slotState[slot] = .empty }
         ssrc = nil
         heldFrameCount = 0
+        heldPacketCount = 0
         stagingStart = 0
         stagingEnd = 0
         isPlaying = false
         hasPlayed = false
-        excessFrameCount = 0
+        control.reset()
+        skipOnResume = true
+        streamCarriesFEC = false
         latestArrivalTicks = 0
         concealmentRunFrameCount = 0
         estimator.reset()
@@ -232,7 +276,8 @@ public final class JitterBuffer {
     /// Fills all of `pcm` with the next audio at `sampleRate`: decoded, recovered, concealed or silent.
     /// `nowTicks` is the time of the pull on the clock arrivals are stamped in (48 kHz ticks). Real-time safe.
     public func pull(into pcm: UnsafeMutableBufferPointer<Float>, nowTicks: Int64) {
-        trimIfAboveTarget(pulledFrameCount: pcm.count)
+        self.nowTicks = nowTicks
+        notePullGap(pulledFrameCount: pcm.count)
         var written = 0
         while written < pcm.count {
             if stagingEnd > stagingStart {
@@ -242,10 +287,10 @@ public final class JitterBuffer {
                 written += count
                 continue
             }
+            let playedFrameCount = stagingEnd
             stagingStart = 0
             stagingEnd = 0
             if !isPlaying {
-                let waitedFrameCount = Int(max(nowTicks - latestArrivalTicks, 0) * Int64(sampleRate) / Int64(OpusFormat.rtpClockRate))
                 guard heldFrameCount > 0, heldFrameCount + waitedFrameCount >= targetFrameCount else {
                     fillWhileDry(pcm, from: written)
                     return
@@ -258,18 +303,130 @@ public final class JitterBuffer {
                     counters.concealed += skipped
                 }
                 nextSequence = resumed
+                // The puller's first pull, or its first after a pause: what piled up meanwhile goes. After
+                // pulls that found nothing to play, what came (in a burst) plays and latency control shortens it.
+                if skipOnResume { skipStale(waitedFrameCount: waitedFrameCount) }
             }
             if isHeld(nextSequence) {
-                decodeHeld(nextSequence)
+                playHeld()
             } else if heldFrameCount > 0 {
                 recoverLost(nextSequence)
-            } else {
+                nextSequence += 1
+                mayExpand = false
+            } else if !expandLastFrame(playedFrameCount: playedFrameCount) {
                 isPlaying = false
                 drySinceSequence = nextSequence
-                continue
             }
+        }
+    }
+
+    /// Time since the latest packet arrived, in frames.
+    private var waitedFrameCount: Int {
+        Int(max(nowTicks - latestArrivalTicks, 0) * Int64(sampleRate) / Int64(OpusFormat.rtpClockRate))
+    }
+
+    /// Audio ahead of playout while playing, in frames: staged, held, and the packets missing between (each
+    /// will be concealed, so each takes its time too).
+    private var aheadFrameCount: Int {
+        let missing = max(Int(highestSequence - nextSequence + 1) - heldPacketCount, 0)
+        return stagingEnd - stagingStart + heldFrameCount + missing * lastPacketFrameCount
+    }
+
+    /// A pull long after the previous one (the device paused): what arrived meanwhile is skipped to the target.
+    private func notePullGap(pulledFrameCount: Int) {
+        defer {
+            lastPullTicks = nowTicks
+            lastPullFrameCount = pulledFrameCount
+        }
+        guard lastPullTicks != Int64.min else { return }
+        let expectedTicks = Int64(lastPullFrameCount * OpusFormat.rtpClockRate / sampleRate)
+        let gapTicks = Int64(OpusFormat.rtpClockRate * Self.pullGapMilliseconds / 1000)
+        guard nowTicks - lastPullTicks - expectedTicks > gapTicks else { return }
+        counters.pullGaps += 1
+        if isPlaying { skipStale(waitedFrameCount: 0) } else { skipOnResume = true }
+    }
+
+    /// Drops the oldest audio ahead of playout (staged frames, then packets, held or missing) as long as what
+    /// remains, plus `waitedFrameCount` (time the newest packet already waited), still reaches the target.
+    private func skipStale(waitedFrameCount: Int) {
+        let target = targetFrameCount
+        var ahead = aheadFrameCount + waitedFrameCount
+        var skipped = 0
+        let staged = stagingEnd - stagingStart
+        if staged > 0, ahead - staged >= target {
+            stagingStart = stagingEnd
+            ahead -= staged
+            skipped += staged
+        }
+        while nextSequence < highestSequence {
+            let slot = Int(nextSequence & Int64(mask))
+            let held = isHeld(nextSequence)
+            let frameCount = held ? slotFrameCount[slot] : lastPacketFrameCount
+            guard ahead - frameCount >= target else { break }
+            if held {
+                release(slot, as: .missed)
+            } else if hasPlayed {
+                counters.lost += 1
+            }
+            ahead -= frameCount
+            skipped += frameCount
             nextSequence += 1
         }
+        guard skipped > 0 else { return }
+        counters.skippedMilliseconds += milliseconds(skipped)
+        control.reset()
+    }
+
+    /// Decodes the packet at `nextSequence` into the staging area, then lets latency control shorten or stretch
+    /// it.
+    private func playHeld() {
+        let slot = Int(nextSequence & Int64(mask))
+        // Like the start rule: the audio ahead plus the time the newest packet has waited, which grows when
+        // concealment was played while a packet was late.
+        control.observe(aheadFrameCount: aheadFrameCount + waitedFrameCount, targetFrameCount: targetFrameCount,
+                        decodedFrameCount: slotFrameCount[slot], toleranceFrameCount: lastPullFrameCount)
+        let isDTX = slotByteCount[slot] <= 2
+        stagingStart = 0
+        stagingEnd = decodeHeld(nextSequence, at: 0)
+        nextSequence += 1
+        mayExpand = true
+        if control.surplusFrameCount > 0 { shortenStaged(isDTX: isDTX) }
+    }
+
+    /// Nothing held while playing: before concealing, plays the last pitch period of the frame just played once
+    /// more (it is still in the staging area), so a packet a few milliseconds late plays on without a gap or
+    /// concealment. Once per decoded packet; returns whether it staged anything.
+    private func expandLastFrame(playedFrameCount: Int) -> Bool {
+        guard mayExpand, playedFrameCount > 0 else { return false }
+        mayExpand = false
+        let count = stretcher.expand(staging, count: playedFrameCount, maxAddedFrameCount: playedFrameCount / 2)
+        guard count > playedFrameCount else { return false }
+        stagingStart = playedFrameCount
+        stagingEnd = count
+        counters.expandedMilliseconds += milliseconds(count - playedFrameCount)
+        return true
+    }
+
+    /// Removes part of the surplus from the staged frames: silence is cut, speech time-compressed.
+    private func shortenStaged(isDTX: Bool) {
+        if isDTX || LatencyController.isSilent(UnsafeMutableBufferPointer(rebasing: staging[..<stagingEnd])) {
+            let removed = control.silenceRemoval(frameCount: stagingEnd)
+            stagingStart = removed
+            control.removed(removed)
+            counters.silenceDroppedMilliseconds += milliseconds(removed)
+            return
+        }
+        guard control.speechRemoval(frameCount: stagingEnd) > 0 else { return }
+        // Compression needs two pitch periods: take the next packet along when this one is short.
+        if stagingEnd < 2 * stretcher.maxPeriodFrameCount, isHeld(nextSequence) {
+            stagingEnd += decodeHeld(nextSequence, at: stagingEnd)
+            nextSequence += 1
+        }
+        let count = stretcher.accelerate(staging, count: stagingEnd,
+                                         maxRemovedFrameCount: control.speechRemoval(frameCount: stagingEnd))
+        control.removed(stagingEnd - count)
+        counters.acceleratedMilliseconds += milliseconds(stagingEnd - count)
+        stagingEnd = count
     }
 
     /// Nothing to play: silence before the first packet, concealment after, of just the frames missing when
@@ -277,13 +434,14 @@ public final class JitterBuffer {
     /// Counts one underrun.
     private func fillWhileDry(_ pcm: UnsafeMutableBufferPointer<Float>, from written: Int) {
         counters.underruns += 1
+        skipOnResume = false
         let missing = pcm.count - written
         guard hasPlayed else {
             UnsafeMutableBufferPointer(rebasing: pcm[written...]).update(repeating: 0)
             return
         }
         let quantum = sampleRate / 400
-        conceal(frameCount: missing % quantum == 0 && missing <= staging.count ? missing : lastPacketFrameCount)
+        conceal(frameCount: missing % quantum == 0 && missing <= maxPacketFrameCount ? missing : lastPacketFrameCount)
         noteConcealed(frameCount: stagingEnd)
         let count = min(missing, stagingEnd)
         (pcm.baseAddress! + written).update(from: staging.baseAddress!, count: count)
@@ -291,19 +449,23 @@ public final class JitterBuffer {
         if written + count < pcm.count { UnsafeMutableBufferPointer(rebasing: pcm[(written + count)...]).update(repeating: 0) }
     }
 
-    private func decodeHeld(_ sequence: Int64) {
+    /// Decodes held `sequence` into the staging area from `offset`; returns the frames decoded.
+    private func decodeHeld(_ sequence: Int64, at offset: Int) -> Int {
         let slot = Int(sequence & Int64(mask))
         let frameCount = slotFrameCount[slot]
+        let target = UnsafeMutableBufferPointer(rebasing: staging[offset..<(offset + frameCount)])
+        var decoded: Int
         do {
-            stagingEnd = try decoder.decode(payload(slot), into: UnsafeMutableBufferPointer(rebasing: staging[..<frameCount]))
+            decoded = try decoder.decode(payload(slot), into: target)
         } catch {
             counters.invalid += 1
-            conceal(frameCount: frameCount)
+            decoded = conceal(into: target)
         }
         lastPacketFrameCount = frameCount
         hasPlayed = true
         release(slot, as: .played)
         endConcealment()
+        return decoded
     }
 
     /// `sequence` never came but later packets did: FEC from the next packet if it is held and carries FEC,
@@ -342,25 +504,14 @@ public final class JitterBuffer {
     }
 
     private func conceal(frameCount: Int) {
-        let buffer = UnsafeMutableBufferPointer(rebasing: staging[..<frameCount])
-        do { stagingEnd = try decoder.conceal(into: buffer) } catch {
-            buffer.update(repeating: 0)
-            stagingEnd = frameCount
-        }
+        stagingEnd = conceal(into: UnsafeMutableBufferPointer(rebasing: staging[..<frameCount]))
     }
 
-    /// Drops the oldest held packet once the held audio has stayed above target by a packet for 0.5 s.
-    private func trimIfAboveTarget(pulledFrameCount: Int) {
-        guard isPlaying, heldFrameCount > targetFrameCount + lastPacketFrameCount else {
-            excessFrameCount = 0
-            return
+    private func conceal(into buffer: UnsafeMutableBufferPointer<Float>) -> Int {
+        do { return try decoder.conceal(into: buffer) } catch {
+            buffer.update(repeating: 0)
+            return buffer.count
         }
-        excessFrameCount += pulledFrameCount
-        guard excessFrameCount >= sampleRate / 2, isHeld(nextSequence) else { return }
-        excessFrameCount = 0
-        release(Int(nextSequence & Int64(mask)), as: .missed)
-        nextSequence += 1
-        counters.trimmed += 1
     }
 
     // MARK: Slots
@@ -372,6 +523,7 @@ public final class JitterBuffer {
 
     private func release(_ slot: Int, as state: SlotState) {
         heldFrameCount -= slotFrameCount[slot]
+        heldPacketCount -= 1
         slotState[slot] = state
     }
 

@@ -1,7 +1,8 @@
 /// What a jitter buffer has seen and done. Counts run from creation (a sender restart does not clear them).
 /// Plain values: copy it off the audio thread through an SPSC ring or read it on the thread that owns the buffer.
 public struct JitterBufferStatistics: Sendable, Hashable, BitwiseCopyable {
-    /// Audio held now (packets waiting plus decoded frames not yet played), in milliseconds.
+    /// Audio ahead of playout now (decoded frames not yet played, packets waiting and, while playing, the
+    /// missing packets between them, which will be concealed), in milliseconds.
     public var delayMilliseconds: Double = 0
     /// The delay the buffer aims for, following the measured jitter, in milliseconds.
     public var targetDelayMilliseconds: Double = 0
@@ -23,8 +24,19 @@ public struct JitterBufferStatistics: Sendable, Hashable, BitwiseCopyable {
     public var underruns = 0
     /// Packets dropped, oldest first, because a burst exceeded the buffer's capacity.
     public var overflowDrops = 0
-    /// Packets dropped, oldest first, to bring a delay that stayed above target back down.
-    public var trimmed = 0
+    /// Audio dropped at once, oldest first, when playout (re)started or the puller came back from a pause
+    /// (a device that started late or stalled): what piled up beyond the target while nothing was consumed, in
+    /// milliseconds.
+    public var skippedMilliseconds: Double = 0
+    /// Audio removed from silent (or DTX) frames to bring a lasting excess over the target back down, in ms.
+    public var silenceDroppedMilliseconds: Double = 0
+    /// Audio removed from speech by time compression (whole pitch periods, "accelerate"), in milliseconds.
+    public var acceleratedMilliseconds: Double = 0
+    /// Audio added by stretching (the last pitch period played once more, "expand") when the buffer ran dry
+    /// while playing, before any concealment, in milliseconds.
+    public var expandedMilliseconds: Double = 0
+    /// Times the puller came back after not pulling for longer than `JitterBuffer.pullGapMilliseconds`.
+    public var pullGaps = 0
     /// Payloads that were not valid Opus or too long for a slot; dropped.
     public var invalid = 0
     /// The longest stretch of concealment played between two decoded (or FEC-recovered) packets, in
@@ -34,4 +46,7 @@ public struct JitterBufferStatistics: Sendable, Hashable, BitwiseCopyable {
     public var restarts = 0
 
     public init() {}
+
+    /// Audio removed to keep the delay at its target (skipped, silence dropped, accelerated), in milliseconds.
+    public var removedMilliseconds: Double { skippedMilliseconds + silenceDroppedMilliseconds + acceleratedMilliseconds }
 }

@@ -10,9 +10,9 @@ public struct CallConfiguration: Sendable {
     public var voiceRate = 16000
     public var frameDurationMilliseconds = 20
     public var bitsPerSecond = 24000
-    /// Opus encoder complexity (0–10): 5 costs about half of 9 or 10 on speech at these bitrates, for a small
-    /// loss in quality.
-    public var opusComplexity = 5
+    /// Opus encoder complexity (0–10): 9, Opus's own choice for speech quality; 5 costs about half as much
+    /// (see `scripts/bench` for both), for a small loss in quality.
+    public var opusComplexity = 9
     public var inbandFEC = false
     public var dtx = false
     /// The payload type we send with (the one the remote's SDP asks for).

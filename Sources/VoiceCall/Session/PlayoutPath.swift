@@ -7,7 +7,7 @@ import VoiceIO
 ///
 /// ```
 /// network thread: accepted RTP ─► incoming DatagramQueue ─┐
-/// audio thread:                                           └─► JitterBuffer (decode, FEC, PLC) ─► [Resampler] ─► render
+/// audio thread:                                           └─► JitterBuffer (decode, FEC, PLC, latency control) ─► [Resampler] ─► render
 ///                                              statistics ring ◄─┘ (every ~100 ms)
 /// ```
 /// `render` is real-time safe: storage is allocated in `init`; it reads CLOCK_MONOTONIC (a vDSO call on Linux:

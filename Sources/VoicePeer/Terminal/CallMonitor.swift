@@ -143,9 +143,10 @@ final class CallMonitor {
                      call.packetsLost, call.jitterMilliseconds, call.rtcpReceived,
                      call.roundTripMilliseconds.map { String(format: "%.1f ms", $0) } ?? "unknown"))
         let buffer = call.jitterBuffer
-        print(String(format: "  jitter buffer: delay %.0f ms (target %.0f), concealed %d, FEC %d, late %d, duplicates %d, underruns %d, trimmed %d",
+        print(String(format: "  jitter buffer: delay %.0f ms (target %.0f), concealed %d, FEC %d, late %d, duplicates %d, underruns %d",
                      buffer.delayMilliseconds, buffer.targetDelayMilliseconds, buffer.concealed, buffer.fecRecovered,
-                     buffer.late, buffer.duplicates, buffer.underruns, buffer.trimmed))
+                     buffer.late, buffer.duplicates, buffer.underruns))
+        print(CallStatusLine.latencyControlSummary(buffer))
         let drops = call.dropped.map { "\($0.key) \($0.value)" }.sorted().joined(separator: ", ")
         print("  dropped: \(call.droppedTotal)\(drops.isEmpty ? "" : " (\(drops))"); SSRC takeovers \(call.sourceTakeovers)")
         for (bypassed, label) in [(false, "processing"), (true, "bypass")] {
