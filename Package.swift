@@ -24,10 +24,11 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
         .target(name: "CVoiceShims", dependencies: ["COpus"]),
         .target(
             name: "VoiceIO",
-            dependencies: ["CSpeexDSP", "CALSA", "CSndFile", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CSpeexDSP", "CALSA", "CSndFile", "CPipeWire", .product(name: "Logging", package: "swift-log")]
         ),
         .target(name: "VoiceIOSimulation", dependencies: ["VoiceIO"]),
         .target(

@@ -159,7 +159,7 @@ final class StallingTapDevice: AudioDevice, @unchecked Sendable {
         var lostMilliseconds: Double
     }
 
-    let wrapped: ALSADevice
+    let wrapped: any AudioDevice
     let microphone: FrameRecorder
     private let stallAtCycle: Int?
     private let stallMicroseconds: UInt32
@@ -175,7 +175,7 @@ final class StallingTapDevice: AudioDevice, @unchecked Sendable {
     private var earliestSlipNanoseconds = Int.max
 
     /// `watchFromCycle`: the cycle from which `lateMilliseconds` watches the delivery.
-    init(_ wrapped: ALSADevice, capacityFrames: Int, stallAtCycle: Int?, stallMicroseconds: UInt32,
+    init(_ wrapped: any AudioDevice, capacityFrames: Int, stallAtCycle: Int?, stallMicroseconds: UInt32,
          watchFromCycle: Int = 100) {
         self.wrapped = wrapped
         microphone = FrameRecorder(capacity: capacityFrames)

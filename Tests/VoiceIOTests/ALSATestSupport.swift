@@ -84,10 +84,10 @@ final class PulseLoopback: Sendable {
     /// Kills the daemon alone with SIGKILL (a device disappearing under its clients); returns the script's status.
     func crash() -> Int32 { Self.runScript(["crash", directory.path]) }
 
-    /// Runs scripts/pulse-loopback with a clean signal mask (the test process blocks most signals, and a
-    /// daemon inheriting that mask could not be stopped); returns its exit status.
-    private static func runScript(_ arguments: [String]) -> Int32 {
-        let path = ALSATestSupport.repositoryRoot.appendingPathComponent("scripts/pulse-loopback").path
+    /// Runs `script` (scripts/pulse-loopback by default) with a clean signal mask (the test process blocks most
+    /// signals, and a daemon inheriting that mask could not be stopped); returns its exit status.
+    static func runScript(_ arguments: [String], script: String = "scripts/pulse-loopback") -> Int32 {
+        let path = ALSATestSupport.repositoryRoot.appendingPathComponent(script).path
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

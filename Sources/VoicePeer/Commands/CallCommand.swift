@@ -76,7 +76,7 @@ struct CallCommand: ParsableCommand {
             guard report != nil else { throw ValidationError("--report-interval needs --report") }
             try FlagRange(flag: "--report-interval", range: 0.1...86_400).check(reportInterval)
         }
-        if (talker != nil || talkTurn != nil || talkerDelay != 0) && audioDevice.isALSA {
+        if (talker != nil || talkTurn != nil || talkerDelay != 0) && audioDevice.isSystemDevice {
             throw ValidationError("--talker, --talk-turn and --talker-delay shape the simulated room's near-end voice; with \(audioDevice.device) the microphone talks")
         }
         guard talkerDelay >= 0 else { throw ValidationError("--talker-delay must not be negative") }
@@ -141,7 +141,7 @@ struct CallCommand: ParsableCommand {
     /// reason before anything else).
     private func openDevice() throws -> any AudioDevice {
         let settings = VoiceProcessingSettings()
-        if let alsa = try audioDevice.openALSADevice(sampleRate: settings.requestedDeviceRate,
+        if let alsa = try audioDevice.openSystemDevice(sampleRate: settings.requestedDeviceRate,
                                                      periodMilliseconds: settings.periodMilliseconds) {
             return alsa.device
         }

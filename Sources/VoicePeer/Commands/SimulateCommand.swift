@@ -65,7 +65,7 @@ struct SimulateCommand: ParsableCommand {
         try FlagRange(flag: "--near-start", range: 0...Self.longestRunSeconds).check(nearStart)
         try FlagRange(flag: "--erl-db", range: -40...100).check(erlDB)
         try FlagRange(flag: "--duck-db", range: -100...100).check(duckDB)
-        guard audioDevice.isALSA else { return }
+        guard audioDevice.isSystemDevice else { return }
         guard near == nil, recordDirectory == nil, loudspeakerDrive == nil else {
             throw ValidationError("--near, --record-dir and --loudspeaker-drive need the simulated room (--device sim)")
         }
@@ -76,7 +76,7 @@ struct SimulateCommand: ParsableCommand {
             let voiceFormat = try StreamFormat.voice(sampleRate: voiceRate, sampleType: .int16)
             let farVoice = far == "silence" ? [] : try AudioFileReader.monoSamples(path: far, sampleRate: voiceRate)
             let device: any AudioDevice
-            if let alsa = try audioDevice.openALSADevice(sampleRate: deviceRate) {
+            if let alsa = try audioDevice.openSystemDevice(sampleRate: deviceRate) {
                 device = alsa.device
             } else {
                 device = try makeRoom()

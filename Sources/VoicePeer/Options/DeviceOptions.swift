@@ -7,32 +7,59 @@ enum DeviceSelection: Equatable {
     case simulated
     /// ALSA PCMs (`alsa:NAME`, or `alsa:PLAYBACK|CAPTURE` when the two directions are different PCMs).
     case alsa(playbackName: String, captureName: String)
+    /// PipeWire streams (`pipewire`, `pipewire:TARGET` or `pipewire:SINK|SOURCE`); nil targets are the defaults.
+    case pipeWire(playbackTarget: String?, captureTarget: String?)
+    /// What the desktop uses (`default`): PipeWire when its socket answers, else ALSA's `default` PCM.
+    case systemDefault
 
-    /// Parses `sim`, `alsa:NAME` or `alsa:PLAYBACK|CAPTURE` (the form `ALSADevice.name` prints); nil otherwise.
+    /// Parses `sim`, `default`, `alsa:NAME`, `alsa:PLAYBACK|CAPTURE`, `pipewire`, `pipewire:TARGET` or
+    /// `pipewire:SINK|SOURCE` (the forms the devices' `name` prints); nil otherwise.
     init?(parsing argument: String) {
-        if argument == "sim" {
-            self = .simulated
-            return
+        switch argument {
+        case "sim": self = .simulated
+        case "default": self = .systemDefault
+        case "pipewire": self = .pipeWire(playbackTarget: nil, captureTarget: nil)
+        default:
+            if let names = Self.names(argument, prefix: "alsa:") {
+                self = .alsa(playbackName: names.playback, captureName: names.capture)
+            } else if let names = Self.names(argument, prefix: "pipewire:") {
+                self = .pipeWire(playbackTarget: names.playback, captureTarget: names.capture)
+            } else {
+                return nil
+            }
         }
-        guard argument.hasPrefix("alsa:") else { return nil }
-        let names = argument.dropFirst(5).split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    /// `PREFIX NAME` or `PREFIX PLAYBACK|CAPTURE`, names not empty.
+    private static func names(_ argument: String, prefix: String) -> (playback: String, capture: String)? {
+        guard argument.hasPrefix(prefix) else { return nil }
+        let names = argument.dropFirst(prefix.count).split(separator: "|", omittingEmptySubsequences: false)
+            .map(String.init)
         guard (1...2).contains(names.count), names.allSatisfy({ !$0.isEmpty }) else { return nil }
-        self = .alsa(playbackName: names[0], captureName: names[names.count - 1])
+        return (names[0], names[names.count - 1])
     }
 }
 
-/// `--device sim|alsa:NAME` and `--alsa-config FILE`, shared by the commands that run the unit on a device.
+/// `--device sim|default|alsa:NAME|pipewire[:TARGET]` and `--alsa-config FILE`, shared by the commands that run
+/// the unit on a device.
 struct DeviceOptions: ParsableArguments {
-    @Option(help: "Audio device: sim (simulated room), alsa:NAME, or alsa:PLAYBACK|CAPTURE for two PCMs.")
+    @Option(help: """
+        Audio device: sim (simulated room), default (PipeWire when it runs, else ALSA's default), alsa:NAME, \
+        alsa:PLAYBACK|CAPTURE, pipewire, pipewire:TARGET (a sink, its monitor captured, or a source) or \
+        pipewire:SINK|SOURCE. PipeWire's server is PIPEWIRE_REMOTE's (a socket path), else pipewire-0.
+        """)
     var device = "sim"
     @Option(name: .customLong("alsa-config"), help: "Look ALSA PCM names up in this configuration file only.")
     var alsaConfig: String?
 
     func validate() throws {
         guard let selection = DeviceSelection(parsing: device) else {
-            throw ValidationError("--device must be sim, alsa:NAME or alsa:PLAYBACK|CAPTURE (got \(device))")
+            throw ValidationError("--device must be sim, default, alsa:NAME, alsa:PLAYBACK|CAPTURE, pipewire, pipewire:TARGET or pipewire:SINK|SOURCE (got \(device))")
         }
-        if alsaConfig != nil, selection == .simulated {
+        if alsaConfig != nil, case .simulated = selection {
+            throw ValidationError("--alsa-config needs --device alsa:NAME")
+        }
+        if alsaConfig != nil, case .pipeWire = selection {
             throw ValidationError("--alsa-config needs --device alsa:NAME")
         }
     }
@@ -40,19 +67,47 @@ struct DeviceOptions: ParsableArguments {
     /// Valid after `validate`.
     var selection: DeviceSelection { DeviceSelection(parsing: device) ?? .simulated }
 
-    var isALSA: Bool { selection != .simulated }
+    /// A device of this machine (ALSA or PipeWire) rather than the simulated room.
+    var isSystemDevice: Bool { selection != .simulated }
 
-    /// The selected ALSA device, opened once at `sampleRate` with `periodMilliseconds` periods so a missing, busy
-    /// or unwilling PCM fails here with alsa-lib's reason (the unit opens it again with its own request); nil for
-    /// the simulated room. Silences alsa-lib's own stderr messages: its errors come back in the thrown
-    /// `ALSAError`. Not real-time safe.
-    func openALSADevice(sampleRate: Int, periodMilliseconds: Double = 10) throws
-        -> (device: ALSADevice, given: DeviceConfiguration)? {
-        guard case .alsa(let playbackName, let captureName) = selection else { return nil }
+    /// The selected system device, opened once at `sampleRate` with `periodMilliseconds` periods so a missing,
+    /// busy or unwilling device fails here with its library's reason (the unit opens it again with its own
+    /// request); nil for the simulated room. Silences alsa-lib's own stderr messages: its errors come back in the
+    /// thrown `ALSAError` (PipeWire's in `PipeWireError`). Not real-time safe.
+    func openSystemDevice(sampleRate: Int, periodMilliseconds: Double = 10) throws
+        -> (device: any AudioDevice, given: DeviceConfiguration)? {
+        let request = DeviceConfiguration.request(sampleRate: sampleRate, periodMilliseconds: periodMilliseconds)
+        switch selection {
+        case .simulated:
+            return nil
+        case .pipeWire(let playbackTarget, let captureTarget):
+            let device = playbackTarget == captureTarget
+                ? PipeWireDevice(target: playbackTarget)
+                : PipeWireDevice(playbackTarget: playbackTarget, captureTarget: captureTarget)
+            return (device, try device.open(requested: request))
+        case .systemDefault:
+            let pipeWire = PipeWireDevice()
+            let pipeWireError: any Error
+            do {
+                return (pipeWire, try pipeWire.open(requested: request))
+            } catch {
+                pipeWireError = error
+            }
+            do {
+                return try openALSA(playbackName: "default", captureName: "default", request: request)
+            } catch {
+                throw CommandFailure("--device default: no PipeWire (\(pipeWireError)), and \(error)")
+            }
+        case .alsa(let playbackName, let captureName):
+            return try openALSA(playbackName: playbackName, captureName: captureName, request: request)
+        }
+    }
+
+    private func openALSA(playbackName: String, captureName: String, request: DeviceConfiguration) throws
+        -> (device: any AudioDevice, given: DeviceConfiguration) {
         ALSAError.silenceLibraryMessages()
         let config = try alsaConfig.map { path throws(ALSAError) in try ALSAConfig(contentsOf: path) }
         let device = ALSADevice(playbackName: playbackName, captureName: captureName, config: config)
-        let given = try device.open(requested: .request(sampleRate: sampleRate, periodMilliseconds: periodMilliseconds))
-        return (device, given)
+        return (device, try device.open(requested: request))
     }
 }

@@ -1,0 +1,65 @@
+import Testing
+@testable import VoiceIO
+import VoiceIOSimulation
+
+/// The voice unit in real time on `PipeWireDevice` over the private PipeWire (same suite and daemon as
+/// `PipeWireDeviceTests`): what the unit plays into the null sink comes back from its monitor 2 quanta later,
+/// so the echo path is the loopback itself. Far-end speech is the render callback's voice.
+extension PipeWireDeviceTests {
+    static let voiceRate = 16000
+
+    /// Runs the unit (AGC off, bypass as given) for `seconds` of captured audio; returns the raw microphone
+    /// (device rate), the processed voice (voice rate) and the unit's statistics.
+    static func runEcho(_ loopback: PipeWireLoopback, seconds: Double, bypass: Bool) throws
+        -> (microphone: [Float], processed: [Float], statistics: VoiceProcessingStatistics) {
+        let device = StallingTapDevice(Self.device(loopback), capacityFrames: Int(seconds * Double(sampleRate)),
+                                       stallAtCycle: nil, stallMicroseconds: 0)
+        let unit = try VoiceProcessingIO(device: device, voiceFormat: try StreamFormat.voice(sampleRate: voiceRate))
+        unit.enableAGC = false
+        unit.bypassVoiceProcessing = bypass
+        let far = VoiceSource(try Signal.farSpeech(seconds: seconds + 1, sampleRate: voiceRate))
+        unit.setRenderCallback { far.render($0) }
+        let processed = FrameRecorder(capacity: Int(seconds * Double(voiceRate)))
+        let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4096)
+        defer { scratch.deallocate() }
+        unit.setInputCallback { [unowned unit] _ in
+            while true {
+                let count = unit.readInput(into: .float32(scratch))
+                guard count > 0 else { return }
+                processed.append(UnsafeBufferPointer(rebasing: scratch[..<count]))
+            }
+        }
+        try unit.start()
+        let filled = ALSATestSupport.wait(upToSeconds: seconds + 10) { device.microphone.isFull }
+        unit.stop()
+        try #require(filled, "the loopback delivered \(device.microphone.frameCount) frames")
+        return (device.microphone.frames, processed.frames, unit.statistics)
+    }
+
+    /// Processed over raw microphone power between `from` and `to` seconds, in dB (positive: quieter).
+    static func reductionDB(_ run: (microphone: [Float], processed: [Float], statistics: VoiceProcessingStatistics),
+                            from: Double, to: Double) -> Double {
+        Signal.powerDB(run.microphone, from: Int(from * Double(sampleRate)), to: Int(to * Double(sampleRate)))
+            - Signal.powerDB(run.processed, from: Int(from * Double(voiceRate)), to: Int(to * Double(voiceRate)))
+    }
+
+    @Test func theUnitRemovesTheEchoOnPipeWire() throws {
+        guard let loopback = PipeWireLoopback.require(#function) else { return }
+        let run = try Self.runEcho(loopback, seconds: 5, bypass: false)
+        let reduction = Self.reductionDB(run, from: 3, to: 5)
+        let stats = run.statistics
+        print("pipewire echo: reduction \(reduction) dB over the last 2 s of 5 s (mic \(Signal.powerDB(run.microphone)) dB); ERLE \(stats.erleDB) dB, measured delay \(stats.measuredDelayMilliseconds) ms, xruns \(stats.deviceXrunCount)")
+        #expect(Signal.powerDB(run.microphone, from: 3 * Self.sampleRate) > -40, "no echo came back")
+        #expect(reduction >= 20, "echo reduced by only \(reduction) dB")
+        #expect(stats.isDelayEstimated)
+        #expect((10...45).contains(stats.measuredDelayMilliseconds), "measured delay \(stats.measuredDelayMilliseconds) ms")
+    }
+
+    @Test func bypassLeavesTheEchoOnPipeWireAsCaptured() throws {
+        guard let loopback = PipeWireLoopback.require(#function) else { return }
+        let run = try Self.runEcho(loopback, seconds: 2.5, bypass: true)
+        let reduction = Self.reductionDB(run, from: 1, to: 2.5)
+        print("pipewire echo, bypass: reduction \(reduction) dB")
+        #expect(abs(reduction) < 1.5, "bypass changed the level by \(reduction) dB")
+    }
+}
