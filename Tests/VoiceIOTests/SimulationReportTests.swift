@@ -23,6 +23,7 @@ struct SimulationReportTests {
         let report = SimulationReport(session: session, seconds: 4)
         #expect(report.device == room.name)
         #expect(report.deviceRate == 48000 && report.voiceRate == 16000 && !report.bypass)
+        #expect(report.periodFrames == 480 && report.bufferFrames == unit.deviceConfiguration.bufferFrames)
         #expect(abs((report.roomEchoDelayMilliseconds ?? 0) - 70) < 0.01)  // 60 ms bulk + one 10 ms period
         #expect(report.unit == unit.statistics)
         #expect(report.unit.periodCount >= 400)

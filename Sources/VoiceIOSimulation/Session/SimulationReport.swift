@@ -15,6 +15,9 @@ public struct SimulationReport: Sendable, Equatable, Codable {
 
     public var device: String
     public var deviceRate: Int
+    /// Frames per I/O cycle and frames of playback buffering the device runs with.
+    public var periodFrames: Int
+    public var bufferFrames: Int
     public var voiceRate: Int
     /// Length of the run, in seconds.
     public var seconds: Double
@@ -33,6 +36,8 @@ public struct SimulationReport: Sendable, Equatable, Codable {
         let rate = Double(unit.deviceConfiguration.sampleRate)
         device = unit.device.name
         deviceRate = unit.deviceConfiguration.sampleRate
+        periodFrames = unit.deviceConfiguration.periodFrames
+        bufferFrames = unit.deviceConfiguration.bufferFrames
         voiceRate = unit.voiceFormat.sampleRate
         self.seconds = seconds
         bypass = unit.bypassVoiceProcessing
