@@ -190,25 +190,22 @@ def measure(run_dir, voice_rate):
     }
 
 
-SUMMARY_PATTERNS = {
-    "engine_erle_db": re.compile(r"^ERLE (-?[\d.]+) dB", re.M),
-    "delay_found_ms": re.compile(r"^delay found (-?[\d.]+) ms", re.M),
-    "room_delay_ms": re.compile(r"echo delay in the room (-?[\d.]+) ms", re.M),
-}
-
-
 def simulate(binary, far, room, work, voice_rate):
     run_dir = os.path.join(work, room.slug)
     os.makedirs(run_dir, exist_ok=True)
+    report_path = os.path.join(run_dir, "report.json")
     command = [binary, "simulate", "--far", far, "--out", os.path.join(run_dir, "out.wav"), "--no-agc",
-               f"--voice-rate={voice_rate}", "--record-dir", run_dir, *room.flags()]
+               f"--voice-rate={voice_rate}", "--record-dir", run_dir, "--report", report_path, *room.flags()]
     finished = subprocess.run(command, capture_output=True, text=True)
     if finished.returncode != 0:
         raise RuntimeError(f"{room.name}: voicepeer simulate failed: {finished.stderr.strip()}")
-    result = {"room": room.name, **vars(room), "estimated": "(estimated)" in finished.stdout}
-    for key, pattern in SUMMARY_PATTERNS.items():
-        match = pattern.search(finished.stdout)
-        result[key] = float(match.group(1)) if match else None
+    with open(report_path) as file:
+        report = json.load(file)  # SimulationReport (Sources/VoiceIOSimulation/Session)
+    unit = report["unit"]
+    result = {"room": room.name, **vars(room), "estimated": unit["isDelayEstimated"],
+              "engine_erle_db": unit["erleDB"],
+              "delay_found_ms": unit["measuredDelayMilliseconds"] if unit["isDelayEstimated"] else None,
+              "room_delay_ms": report["roomEchoDelayMilliseconds"]}
     result.update(measure(run_dir, voice_rate))
     return result, run_dir
 

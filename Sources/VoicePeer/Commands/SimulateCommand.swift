@@ -55,6 +55,8 @@ struct SimulateCommand: ParsableCommand {
     var recordDirectory: String?
     @Flag(name: .long, help: "Pace the room by the clock and print a live level line (always so on ALSA).")
     var realtime = false
+    @Option(help: "Write the run's report (the unit's statistics, ERLE, the echo delay found and the room's) as JSON to this file.")
+    var report: String?
 
     /// The longest run (and latest near-talker start) accepted, in seconds: a day.
     static let longestRunSeconds = 86_400.0
@@ -103,6 +105,7 @@ struct SimulateCommand: ParsableCommand {
                 unit.duckingLevelDB = -abs(duckDB)
                 unit.duckingMode = .voiceActivity
             }
+            if let report { try TextFile.write("", to: report) }  // a bad path fails before the run, not after
             let writer = try AudioFileWriter(path: out, format: try StreamFormat.voice(sampleRate: voiceRate))
             let session = SimulationSession(unit: unit, farVoice: farVoice, appSound: appSound, appRate: appRate,
                                             writer: writer)
@@ -122,14 +125,15 @@ struct SimulateCommand: ParsableCommand {
                 throw error
             }
             if let recordDirectory, let room { try write(room.recording(), to: recordDirectory) }
-            let echoDelay = room.map {
-                String(format: "echo delay in the room %.1f ms", Double($0.echoDelayFrames) * 1000 / Double(deviceRate))
-            } ?? Summary.reportedDelay(device.timing, sampleRate: unit.deviceConfiguration.sampleRate)
+            let runReport = SimulationReport(session: session, seconds: totalSeconds)
+            let echoDelay = runReport.roomEchoDelayMilliseconds.map { String(format: "echo delay in the room %.1f ms", $0) }
+                ?? Summary.reportedDelay(device.timing, sampleRate: unit.deviceConfiguration.sampleRate)
             Summary.print(unit.statistics, levels: session.farTalkLevels, device: device, configuration: unit.deviceConfiguration,
                           echoDelay: echoDelay, seconds: totalSeconds, bypass: bypass)
             if let sounds { print("app sound buses:\n" + sounds.summaryLines.joined(separator: "\n")) }
             unit.waitForMutedSpeechEvents()
             for event in mutedSpeech.take() { print(MutedSpeechLog.text(event)) }
+            if let report { try TextFile.write(try ReportJSON.encode(runReport), to: report) }
         }
     }
 
