@@ -126,7 +126,6 @@ final class OnsetClock: @unchecked Sendable {
 final class BurstSender: @unchecked Sendable {
     private let session: CallSession
     private let periods: Int
-    private var thread: Thread?
     private let done = Atomic<Bool>(false)
     private let times = Mutex<[Int64]>([])
 
@@ -136,6 +135,7 @@ final class BurstSender: @unchecked Sendable {
     }
 
     func start() {
+        // The thread keeps the sender alive only while it runs (a stored Thread would make a cycle: a leak).
         let thread = Thread { [self] in
             let rate = AudioServerCallTests.rate
             let periodFrames = rate / 100
@@ -157,7 +157,6 @@ final class BurstSender: @unchecked Sendable {
             }
             done.store(true, ordering: .releasing)
         }
-        self.thread = thread
         thread.start()
     }
 

@@ -65,7 +65,8 @@ struct UnitGraphTests {
         let lockControl = lock_counter_stop()
         pthread_mutex_destroy(&mutex)
         #expect(allocationControl == 1)
-        #expect(lockControl == 1)
+        let countsLocks = lock_counter_is_active() != 0  // off under the sanitizers, which take locks of their own
+        if countsLocks { #expect(lockControl == 1) }
 
         func counted(periods: Int) throws -> (allocations: UInt64, locks: UInt64) {
             var allocations: UInt64 = 0, locks: UInt64 = 0
@@ -92,9 +93,9 @@ struct UnitGraphTests {
         let changed = try counted(periods: 100)
 
         #expect(steady.allocations == 0, "allocations in 100 periods: \(steady.allocations)")
-        #expect(steady.locks == 0, "locks in 100 periods: \(steady.locks)")
+        if countsLocks { #expect(steady.locks == 0, "locks in 100 periods: \(steady.locks)") }
         #expect(changed.allocations == 0, "allocations after changes: \(changed.allocations)")
-        #expect(changed.locks == 0, "locks after changes: \(changed.locks)")
+        if countsLocks { #expect(changed.locks == 0, "locks after changes: \(changed.locks)") }
         #expect(playing > -30, "the mix reaches the unit at \(playing) dBFS")
         #expect(rig.player.underrunCount == 0)
         rig.graph.stop()
