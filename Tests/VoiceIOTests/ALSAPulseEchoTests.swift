@@ -54,33 +54,16 @@ extension ALSAPulseLoopbackTests {
         let device = StallingTapDevice(try loopbackDevice(), capacityFrames: Int(seconds * Double(sampleRate)),
                                        stallAtCycle: stallCycle, stallMicroseconds: UInt32(stallMilliseconds * 1000),
                                        watchFromCycle: Int(watchFromSeconds * Double(periodsPerSecond)))
-        let unit = try VoiceProcessingIO(device: device, voiceFormat: try StreamFormat.voice(sampleRate: voiceRate))
-        #expect(unit.deviceConfiguration.periodFrames * periodsPerSecond == unit.deviceConfiguration.sampleRate)
-        unit.enableAGC = false
-        unit.bypassVoiceProcessing = bypass
-        let far = VoiceSource(try Signal.farSpeech(seconds: seconds + 1, sampleRate: voiceRate))
-        unit.setRenderCallback { far.render($0) }
-        let processed = FrameRecorder(capacity: Int(seconds * Double(voiceRate)))
-        let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4096)
-        defer { scratch.deallocate() }
-        unit.setInputCallback { [unowned unit] _ in
-            while true {
-                let count = unit.readInput(into: .float32(scratch))
-                guard count > 0 else { return }
-                processed.append(UnsafeBufferPointer(rebasing: scratch[..<count]))
-            }
-        }
-        try unit.start()
         var beforeStall: VoiceProcessingStatistics?
-        if let stallCycle {
+        let (unit, processed) = try EchoRunSupport.run(on: device, voiceRate: voiceRate, seconds: seconds,
+                                                       bypass: bypass) { unit in
+            #expect(unit.deviceConfiguration.periodFrames * periodsPerSecond == unit.deviceConfiguration.sampleRate)
+            guard let stallCycle else { return }
             _ = ALSATestSupport.wait(upToSeconds: seconds + 10) { device.cycleCount >= stallCycle - 1 }
             beforeStall = unit.statistics
         }
-        let filled = ALSATestSupport.wait(upToSeconds: seconds + 10) { device.microphone.isFull }
-        unit.stop()
-        try #require(filled, "the loopback delivered \(device.microphone.frameCount) frames")
         let configuration = unit.deviceConfiguration
-        return EchoRun(microphone: device.microphone.frames, processed: processed.frames, statistics: unit.statistics,
+        return EchoRun(microphone: device.microphone.frames, processed: processed, statistics: unit.statistics,
                        beforeStall: beforeStall, stall: device.gap, lateMilliseconds: device.lateMilliseconds,
                        bufferMilliseconds: Double(configuration.bufferFrames) * 1000 / Double(configuration.sampleRate))
     }

@@ -14,26 +14,8 @@ extension PipeWireDeviceTests {
         -> (microphone: [Float], processed: [Float], statistics: VoiceProcessingStatistics) {
         let device = StallingTapDevice(Self.device(loopback), capacityFrames: Int(seconds * Double(sampleRate)),
                                        stallAtCycle: nil, stallMicroseconds: 0)
-        let unit = try VoiceProcessingIO(device: device, voiceFormat: try StreamFormat.voice(sampleRate: voiceRate))
-        unit.enableAGC = false
-        unit.bypassVoiceProcessing = bypass
-        let far = VoiceSource(try Signal.farSpeech(seconds: seconds + 1, sampleRate: voiceRate))
-        unit.setRenderCallback { far.render($0) }
-        let processed = FrameRecorder(capacity: Int(seconds * Double(voiceRate)))
-        let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4096)
-        defer { scratch.deallocate() }
-        unit.setInputCallback { [unowned unit] _ in
-            while true {
-                let count = unit.readInput(into: .float32(scratch))
-                guard count > 0 else { return }
-                processed.append(UnsafeBufferPointer(rebasing: scratch[..<count]))
-            }
-        }
-        try unit.start()
-        let filled = ALSATestSupport.wait(upToSeconds: seconds + 10) { device.microphone.isFull }
-        unit.stop()
-        try #require(filled, "the loopback delivered \(device.microphone.frameCount) frames")
-        return (device.microphone.frames, processed.frames, unit.statistics)
+        let run = try EchoRunSupport.run(on: device, voiceRate: voiceRate, seconds: seconds, bypass: bypass)
+        return (device.microphone.frames, run.processed, run.unit.statistics)
     }
 
     /// Processed over raw microphone power between `from` and `to` seconds, in dB (positive: quieter).
