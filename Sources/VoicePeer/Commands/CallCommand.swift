@@ -28,16 +28,7 @@ struct CallCommand: ParsableCommand {
     var talkerDelay = 0.0
     @Option(name: .customLong("talk-turn"), help: "Talk in turns (simulated room): TALK seconds of the talker, then PAUSE seconds of silence, as TALK:PAUSE.")
     var talkTurn: String?
-    @Option(name: .customLong("voice-rate"), help: "Voice rate in Hz (8000, 11025, 12000, 16000, 24000, 48000).")
-    var voiceRate = 16000
-    @Option(help: "Opus bitrate in bit/s.")
-    var bitrate = 24000
-    @Option(name: .customLong("frame-ms"), help: "Opus frame duration in ms (10, 20, 40, 60).")
-    var frameMilliseconds = 20
-    @Flag(help: "Opus in-band forward error correction.")
-    var fec = false
-    @Flag(help: "Opus discontinuous transmission (send nothing during silence).")
-    var dtx = false
+    @OptionGroup var stream: StreamOptions
     @Flag(help: "Start with voice processing bypassed.")
     var bypass = false
     @Option(help: "Record the processed microphone as sent (WAV, voice rate); toggles go to FILE.events.")
@@ -62,15 +53,6 @@ struct CallCommand: ParsableCommand {
 
     func validate() throws {
         if remote?.hasSuffix(":0") == true { throw ValidationError("--remote needs a port other than 0") }
-        guard StreamFormat.voiceRates.contains(voiceRate) else {
-            throw ValidationError("--voice-rate \(voiceRate) is not one of \(StreamFormat.voiceRates.map(String.init).joined(separator: ", "))")
-        }
-        guard OpusFormat.frameDurationsMilliseconds.contains(frameMilliseconds) else {
-            throw ValidationError("--frame-ms must be one of 10, 20, 40, 60")
-        }
-        guard OpusFormat.bitrateRange.contains(bitrate) else {
-            throw ValidationError("--bitrate must be within \(OpusFormat.bitrateRange.lowerBound)–\(OpusFormat.bitrateRange.upperBound)")
-        }
         if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
         if let reportInterval {
             guard report != nil else { throw ValidationError("--report-interval needs --report") }
@@ -87,11 +69,7 @@ struct CallCommand: ParsableCommand {
         var deviceFailure: String?
         try CommandFailure.reporting {
             var (listenAddress, configuration, remotePreferences) = try sessionDescriptions.resolve(listen: listen, remote: remote)
-            configuration.voiceRate = voiceRate
-            configuration.frameDurationMilliseconds = frameMilliseconds
-            configuration.bitsPerSecond = bitrate
-            configuration.inbandFEC = fec
-            configuration.dtx = dtx
+            stream.apply(to: &configuration)
             SessionDescriptionOptions.apply(remotePreferences, to: &configuration)
             let baseDevice = try openDevice()
             let endpoint = try CallEndpoint(
@@ -108,7 +86,7 @@ struct CallCommand: ParsableCommand {
             try endpoint.start()
             try sounds?.start()
             let latency = endpoint.latency
-            print("call: \(session.localAddress) ⇄ \(configuration.remote), \(endpoint.device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(voiceRate) Hz, Opus \(configuration.codecRate) Hz \(configuration.frameDurationMilliseconds) ms \(bitrate) bit/s\(configuration.inbandFEC ? " FEC" : "")\(configuration.dtx ? " DTX" : "") PT \(configuration.payloadType)/\(configuration.receivedPayloadType)\(configuration.srtp.map { ", \($0)" } ?? ""), lookahead \(String(format: "%.1f", latency.encoderLookaheadMilliseconds)) ms, unit capture latency: conversion \(String(format: "%.1f", latency.conversionMilliseconds)) ms, processing \(String(format: "%.1f", latency.processingMilliseconds)) ms")
+            print("call: \(session.localAddress) ⇄ \(configuration.remote), \(endpoint.device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(stream.voiceRate) Hz, Opus \(configuration.codecRate) Hz \(configuration.frameDurationMilliseconds) ms \(stream.bitrate) bit/s\(configuration.inbandFEC ? " FEC" : "")\(configuration.dtx ? " DTX" : "") PT \(configuration.payloadType)/\(configuration.receivedPayloadType)\(configuration.srtp.map { ", \($0)" } ?? ""), lookahead \(String(format: "%.1f", latency.encoderLookaheadMilliseconds)) ms, unit capture latency: conversion \(String(format: "%.1f", latency.conversionMilliseconds)) ms, processing \(String(format: "%.1f", latency.processingMilliseconds)) ms")
             fflush(nil)
             let monitor = CallMonitor(endpoint: endpoint, sounds: sounds)
             let reason = monitor.run(duration: duration, every: reportInterval.map { interval in
@@ -177,7 +155,7 @@ struct CallCommand: ParsableCommand {
             payloadType: session.configuration.payloadType,
             format: try OpusFormat(sampleRate: session.configuration.codecRate,
                                    frameDurationMilliseconds: session.configuration.frameDurationMilliseconds),
-            bitsPerSecond: bitrate, inbandFEC: session.configuration.inbandFEC, dtx: session.configuration.dtx,
+            bitsPerSecond: stream.bitrate, inbandFEC: session.configuration.inbandFEC, dtx: session.configuration.dtx,
             sessionID: UInt64(Date().timeIntervalSince1970),
             crypto: session.configuration.srtp.map { [SDPCrypto(tag: 1, key: $0.sending)] } ?? [],
             ssrc: session.statistics.localSSRC)

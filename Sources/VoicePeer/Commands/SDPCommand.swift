@@ -17,29 +17,11 @@ struct SDPCommand: ParsableCommand {
     var srtp = false
     @Option(name: .customLong("payload-type"), help: "Dynamic RTP payload type, 96-127.")
     var payloadType: UInt8 = RTPHeader.defaultPayloadType
-    @Option(name: .customLong("voice-rate"), help: "Voice rate in Hz (8000, 11025, 12000, 16000, 24000, 48000).")
-    var voiceRate = 16000
-    @Option(help: "Opus bitrate in bit/s.")
-    var bitrate = 24000
-    @Option(name: .customLong("frame-ms"), help: "Opus frame duration in ms (10, 20, 40, 60).")
-    var frameMilliseconds = 20
-    @Flag(help: "Opus in-band forward error correction.")
-    var fec = false
-    @Flag(help: "Opus discontinuous transmission.")
-    var dtx = false
+    @OptionGroup var stream: StreamOptions
     @Option(help: "Where to write the SDP (created 0600 with --srtp).")
     var out: String
 
     func validate() throws {
-        guard StreamFormat.voiceRates.contains(voiceRate) else {
-            throw ValidationError("--voice-rate \(voiceRate) is not one of \(StreamFormat.voiceRates.map(String.init).joined(separator: ", "))")
-        }
-        guard OpusFormat.frameDurationsMilliseconds.contains(frameMilliseconds) else {
-            throw ValidationError("--frame-ms must be one of 10, 20, 40, 60")
-        }
-        guard OpusFormat.bitrateRange.contains(bitrate) else {
-            throw ValidationError("--bitrate must be within \(OpusFormat.bitrateRange.lowerBound)–\(OpusFormat.bitrateRange.upperBound)")
-        }
         guard (96...127).contains(payloadType) else { throw ValidationError("--payload-type must be within 96–127") }
     }
 
@@ -55,14 +37,14 @@ struct SDPCommand: ParsableCommand {
             do { address = try SocketAddress.numeric(host: String(host), port: port) } catch {
                 throw CommandFailure("--listen needs a numeric IPv4 or IPv6 address (the SDP's c= line), got \(listen)")
             }
-            let codecRate = OpusFormat.nearestSupportedRate(atLeast: voiceRate)
+            let codecRate = OpusFormat.nearestSupportedRate(atLeast: stream.voiceRate)
             let crypto = srtp ? SRTPSuite.available.enumerated().map { index, suite in
                 SDPCrypto(tag: index + 1, key: .random(suite: suite))
             } : []
             let description = SessionDescription(
                 destination: address, origin: address, payloadType: payloadType,
-                format: try OpusFormat(sampleRate: codecRate, frameDurationMilliseconds: frameMilliseconds),
-                bitsPerSecond: bitrate, inbandFEC: fec, dtx: dtx, sessionID: UInt64(Date().timeIntervalSince1970),
+                format: try OpusFormat(sampleRate: codecRate, frameDurationMilliseconds: stream.frameMilliseconds),
+                bitsPerSecond: stream.bitrate, inbandFEC: stream.fec, dtx: stream.dtx, sessionID: UInt64(Date().timeIntervalSince1970),
                 crypto: crypto)
             try TextFile.write(description.text, to: out, ownerOnly: srtp)
         }
