@@ -56,12 +56,14 @@ let package = Package(
         ),
         .target(name: "CAllocCounter", path: "Tests/CAllocCounter"),
         .target(name: "LogCapture", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/LogCapture"),
+        // Runs the loopback scripts (private audio servers) with a clean signal mask for both test targets.
+        .target(name: "SpawnSupport", path: "Tests/SpawnSupport"),
         // Writes a WAV until killed; AudioFileTests runs it to check what SIGKILL leaves behind.
         .executableTarget(name: "WriterProbe", dependencies: ["VoiceIO"], path: "Tests/WriterProbe"),
         .testTarget(
             name: "VoiceIOTests",
             dependencies: [
-                "VoiceIO", "VoiceIOSimulation", "CAllocCounter", "VoiceFuzzing", "LogCapture",
+                "VoiceIO", "VoiceIOSimulation", "CAllocCounter", "VoiceFuzzing", "LogCapture", "SpawnSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -69,7 +71,7 @@ let package = Package(
             name: "VoiceCallTests",
             dependencies: [
                 "VoiceCall", "VoiceIO", "VoiceIOSimulation", "COpus", "CVoiceShims", "CSRTP", "CAllocCounter",
-                "LogCapture", .product(name: "Logging", package: "swift-log"),
+                "LogCapture", "SpawnSupport", .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ]

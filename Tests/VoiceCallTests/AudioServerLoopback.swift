@@ -1,3 +1,4 @@
+import SpawnSupport
 import Foundation
 import VoiceIO
 
@@ -56,7 +57,8 @@ final class AudioServerLoopback {
         self.kind = kind
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("voiceio-\(kind)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let status = Self.run(Self.repositoryRoot.appendingPathComponent(kind.script).path, ["start", directory.path])
+        let script = Self.repositoryRoot.appendingPathComponent(kind.script).path
+        let status = CleanSpawn.run(script, ["start", directory.path])
         guard status == 0 else {
             try? FileManager.default.removeItem(at: directory)
             throw Failure(description: "\(kind.script) start failed (exit \(status))")
@@ -64,7 +66,7 @@ final class AudioServerLoopback {
     }
 
     func stop() {
-        _ = Self.run(Self.repositoryRoot.appendingPathComponent(kind.script).path, ["stop", directory.path])
+        _ = CleanSpawn.run(Self.repositoryRoot.appendingPathComponent(kind.script).path, ["stop", directory.path])
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -74,29 +76,7 @@ final class AudioServerLoopback {
     /// pactl's exit status.
     @discardableResult
     func suspendSink(_ suspended: Bool) -> Int32 {
-        Self.run("/usr/bin/env", ["pactl", "--server", kind.pactlServer(in: directory), "suspend-sink", kind.sinkName,
-                                  suspended ? "1" : "0"])
-    }
-
-    /// Runs a program with a clean signal mask (the test process blocks most signals, and a daemon inheriting
-    /// that mask could not be stopped) and waits for it; returns its exit status.
-    static func run(_ path: String, _ arguments: [String]) -> Int32 {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid = pid_t()
-        guard posix_spawn(&pid, path, nil, &attributes, argv, environ) == 0 else { return -1 }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
+        CleanSpawn.run("/usr/bin/env", ["pactl", "--server", kind.pactlServer(in: directory), "suspend-sink",
+                                        kind.sinkName, suspended ? "1" : "0"])
     }
 }
