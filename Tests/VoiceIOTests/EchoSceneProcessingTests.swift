@@ -34,6 +34,20 @@ struct EchoSceneProcessingTests {
         return out
     }
 
+    /// One echo path until `changeSeconds`, another after it (each a room response: bulk delay, seed, gain), over
+    /// speech-like far-end voice and a faint noise floor; returns the far end and the microphone.
+    static func pathChangeScene(seconds: Double, changeSeconds: Int, farSeed: UInt64,
+                                before: (bulkMilliseconds: Double, seed: UInt64, gain: Float),
+                                after: (bulkMilliseconds: Double, seed: UInt64, gain: Float),
+                                noiseSeed: UInt64) -> (far: [Float], microphone: [Float]) {
+        let change = changeSeconds * rate
+        let far = fixture.speechLike(seconds: seconds, rms: 0.1, seed: farSeed)
+        let echoBefore = roomEcho(far, bulkMilliseconds: before.bulkMilliseconds, seed: before.seed, gain: before.gain)
+        let echoAfter = roomEcho(far, bulkMilliseconds: after.bulkMilliseconds, seed: after.seed, gain: after.gain)
+        let echo = (0..<far.count).map { $0 < change ? echoBefore[$0] : echoAfter[$0] }
+        return (far, mix(echo, fixture.noise(count: far.count, rms: 0.0003, seed: noiseSeed)))
+    }
+
     @Test("200 ms bulk delay and 100 ppm drift: found, compensated, echo stays well cancelled")
     func bulkDelayAndDrift() throws {
         let seconds = 16.0
@@ -77,12 +91,8 @@ struct EchoSceneProcessingTests {
     @Test("after an echo-path change the echo is cancelled again within a second")
     func reconvergesAfterPathChange() throws {
         let seconds = 16.0
-        let change = 8 * Self.rate
-        let far = Self.fixture.speechLike(seconds: seconds, rms: 0.1, seed: 31)
-        let before = Self.roomEcho(far, bulkMilliseconds: 60, seed: 32, gain: 0.5)
-        let after = Self.roomEcho(far, bulkMilliseconds: 72, seed: 33, gain: 0.6)
-        let echo = (0..<far.count).map { $0 < change ? before[$0] : after[$0] }
-        let microphone = Self.mix(echo, Self.fixture.noise(count: far.count, rms: 0.0003, seed: 34))
+        let (far, microphone) = Self.pathChangeScene(seconds: seconds, changeSeconds: 8, farSeed: 31,
+                                                     before: (60, 32, 0.5), after: (72, 33, 0.6), noiseSeed: 34)
         let (output, processor) = try Self.process(microphone: microphone, far: far)
         let settled = Self.decibels(Self.power(microphone, from: 5, to: 8) / Self.power(output, from: 5, to: 8))
         let recovered = Self.decibels(Self.power(microphone, from: 10, to: seconds) / Self.power(output, from: 10, to: seconds))
@@ -192,12 +202,8 @@ struct EchoSceneProcessingTests {
     @Test("the echo path gets 10 dB louder: suppressed again within a second")
     func louderPath() throws {
         let seconds = 16.0
-        let change = 8 * Self.rate
-        let far = Self.fixture.speechLike(seconds: seconds, rms: 0.1, seed: 81)
-        let before = Self.roomEcho(far, bulkMilliseconds: 60, seed: 82, gain: 0.15)
-        let after = Self.roomEcho(far, bulkMilliseconds: 60, seed: 82, gain: 0.47)
-        let echo = (0..<far.count).map { $0 < change ? before[$0] : after[$0] }
-        let microphone = Self.mix(echo, Self.fixture.noise(count: far.count, rms: 0.0003, seed: 84))
+        let (far, microphone) = Self.pathChangeScene(seconds: seconds, changeSeconds: 8, farSeed: 81,
+                                                     before: (60, 82, 0.15), after: (60, 82, 0.47), noiseSeed: 84)
         let (output, _) = try Self.process(microphone: microphone, far: far)
         let settled = Self.decibels(Self.power(microphone, from: 5, to: 8) / Self.power(output, from: 5, to: 8))
         let recovering = Self.decibels(Self.power(microphone, from: 8.5, to: 10) / Self.power(output, from: 8.5, to: 10))
