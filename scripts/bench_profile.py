@@ -13,8 +13,9 @@ import re
 import sys
 
 # The Swift side of the pipeline the C program also runs: conversion, FIFOs, the speexdsp wrappers.
-GLUE = {"CaptureChain", "EchoPipeline", "RateConverter", "Resampler", "EchoCanceller", "Preprocessor",
-        "OfflineVoiceProcessor", "PassThroughProcessor"}
+# PolyphaseDecimator is the speexdsp resampler's filter from a table of its phases: the C program's resampling.
+GLUE = {"CaptureChain", "EchoPipeline", "RateConverter", "Resampler", "PolyphaseDecimator", "EchoCanceller",
+        "Preprocessor", "OfflineVoiceProcessor", "PassThroughProcessor"}
 FILE_IO = {"AudioFileReader", "AudioFileWriter"}
 # Helpers that count for whoever calls them.
 HELPERS = {"RealFFT", "FFT", "SPSCRing", "LevelMeter", "SampleConversion", "AtomicFloat"}

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @main
 struct VoicePeer: ParsableCommand {
@@ -23,8 +25,8 @@ struct VoicePeer: ParsableCommand {
             if code == .success || error is ExitCode { exit(withError: error) }
             var text = message(for: error).split(whereSeparator: \.isNewline).joined(separator: " ")
             if text.hasPrefix("Missing value for") { text += " (write a value starting with - as --flag=VALUE)" }
-            FileHandle.standardError.write(Data("voicepeer: error: \(text)\n".utf8))
-            Foundation.exit(code.rawValue)
+            StandardError.write("voicepeer: error: \(text)\n")
+            Glibc.exit(code.rawValue)
         }
     }
 }

@@ -68,3 +68,49 @@ import VoiceIOSimulation
         #expect(recorder.framesWritten == 320)
     }
 }
+
+/// A recorder's timeline: one point per append (the frames written before it and the clock then), so a device
+/// that stalls shows in the points, and `RecordingTimeline` places every frame at its own time.
+@Suite struct RecordingTimelineTests {
+    @Test func theTimelineHasAPointPerAppendAndShowsAStall() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("timeline-\(UInt32.random(in: 0...UInt32.max)).wav").path
+        defer {
+            try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: path + ".timeline")
+        }
+        let recorder = try StreamRecorder(path: path, sampleRate: 16000, timelinePath: path + ".timeline")
+        let frames = [Float](repeating: 0.25, count: 160)
+        frames.withUnsafeBufferPointer { recorder.append($0) }
+        frames.withUnsafeBufferPointer { recorder.append($0) }
+        usleep(100_000)   // the device stalls for 0.1 s
+        frames.withUnsafeBufferPointer { recorder.append($0) }
+        recorder.close()
+        let timeline = try RecordingTimeline(path: path + ".timeline", sampleRate: 16000)
+        #expect(timeline.points.map(\.frame) == [0, 160, 320])
+        // Frame 400 is 80 frames (5 ms) after the third append, which came at least 0.1 s after the second.
+        let seconds = timeline.secondsFromStart(toFrame: 400)
+        #expect(seconds >= 0.1 + 0.005 && seconds < 0.1 + 0.005 + 0.5, "\(seconds)")
+        // Without the timeline the same frame would sit at 25 ms.
+        #expect(abs(timeline.secondsFromStart(toFrame: 80) - 0.005) < 0.05)
+    }
+
+    @Test func pointsPlaceFramesAndBadFilesAreRefusedWithTheLine() throws {
+        let timeline = try RecordingTimeline(points: [.init(frame: 0, nanoseconds: 1_000_000_000),
+                                                      .init(frame: 480, nanoseconds: 1_010_000_000),
+                                                      .init(frame: 960, nanoseconds: 1_120_000_000)], sampleRate: 48000)
+        #expect(abs(timeline.secondsFromStart(toFrame: 240) - 0.005) < 1e-9)
+        #expect(abs(timeline.secondsFromStart(toFrame: 1000) - (0.120 + 40.0 / 48000)) < 1e-9)
+        #expect(abs(timeline.frame(atSecondsFromStart: 0.125) - 1200) < 1e-6)
+        #expect(timeline.frame(atSecondsFromStart: 0.05) == 960, "a time inside the stall falls on the frame after it")
+        #expect(abs(timeline.frame(atSecondsFromStart: 0.005) - 240) < 1e-6)
+        #expect(throws: RecordingTimeline.ReadError.self) {
+            try RecordingTimeline(points: [.init(frame: 480, nanoseconds: 0), .init(frame: 0, nanoseconds: 1)], sampleRate: 48000)
+        }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UInt32.random(in: 0...UInt32.max)).timeline").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        for text in ["0 1\nx 2\n", "", "0 1 2\n", "-5 1\n", String(repeating: "9", count: 100) + " 1\n"] {
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            #expect(throws: RecordingTimeline.ReadError.self) { try RecordingTimeline(path: path, sampleRate: 48000) }
+        }
+    }
+}

@@ -76,6 +76,29 @@ import CAllocCounter
         #expect(abs(try #require(Self.milliseconds(estimator.delayFrames)) - 300) <= 2)
     }
 
+    /// Unwindowed, the correlation of sustained music peaked at whole partitions (16 ms steps) and the estimate
+    /// locked there.
+    @Test(.enabled(if: Signal.isHeldMusicInstalled, "needs asterisk-moh-opsound-wav"), arguments: [70.0, 150])
+    func findsTheDelayOfHeldMusic(bulkMilliseconds: Double) throws {
+        let far = try Signal.heldMusic(seconds: 4, sampleRate: Self.rate)
+        let fixture = EchoSceneFixture(sampleRate: Self.rate)
+        let taps = fixture.roomResponse(bulkMilliseconds: bulkMilliseconds, seed: 5)
+        var mic = EchoSceneFixture.convolve(far, taps: taps, gain: 0.5, count: far.count)
+        let noise = fixture.noise(count: far.count, rms: 0.001, seed: 9)
+        for i in mic.indices { mic[i] += noise[i] }
+        let estimator = DelayEstimator(sampleRate: Self.rate, blockFrameCount: Self.block)
+        var offAfterTwoSeconds = 0
+        Self.run(estimator, far: far, mic: mic) { seconds, estimator in
+            guard seconds >= 2 else { return }
+            if Self.milliseconds(estimator.delayFrames).map({ abs($0 - bulkMilliseconds) > 2 }) ?? true {
+                offAfterTwoSeconds += 1
+            }
+        }
+        let found = try #require(Self.milliseconds(estimator.delayFrames))
+        #expect(abs(found - bulkMilliseconds) <= 2, "found \(found) ms for \(bulkMilliseconds) ms")
+        #expect(offAfterTwoSeconds == 0, "\(offAfterTwoSeconds) blocks without the delay after 2 s")
+    }
+
     /// A near talker 6 dB louder than the echo from the start: every published estimate must be right.
     @Test func isNotFooledByDoubleTalk() throws {
         let (far, mic) = Self.scene(bulkMilliseconds: 120, seconds: 4, nearTalker: true)

@@ -25,9 +25,17 @@ extension PipeWireDeviceTests {
             - Signal.powerDB(run.processed, from: Int(from * Double(voiceRate)), to: Int(to * Double(voiceRate)))
     }
 
+    /// A run with xruns (the machine starved the daemon or the unit: the echo path was cut under the canceller) is
+    /// repeated, 3 runs at most, and printed; as on PulseAudio (`ALSAPulseEchoTests`).
     @Test func theUnitRemovesTheEchoOnPipeWire() throws {
         guard let loopback = PipeWireLoopback.require(#function) else { return }
-        let run = try Self.runEcho(loopback, seconds: 5, bypass: false)
+        var run = try Self.runEcho(loopback, seconds: 5, bypass: false)
+        var attempts = 1
+        while run.statistics.deviceXrunCount > 0, attempts < 3 {
+            print("pipewire echo: attempt \(attempts) repeated: \(run.statistics.deviceXrunCount) xrun(s) (reduction \(Self.reductionDB(run, from: 3, to: 5)) dB)")
+            run = try Self.runEcho(loopback, seconds: 5, bypass: false)
+            attempts += 1
+        }
         let reduction = Self.reductionDB(run, from: 3, to: 5)
         let stats = run.statistics
         print("pipewire echo: reduction \(reduction) dB over the last 2 s of 5 s (mic \(Signal.powerDB(run.microphone)) dB); ERLE \(stats.erleDB) dB, measured delay \(stats.measuredDelayMilliseconds) ms, xruns \(stats.deviceXrunCount)")

@@ -3,8 +3,10 @@ import Testing
 @testable import VoiceIO
 
 @Suite struct SPSCRingTests {
-    @Test func roundsCapacityAndWraps() {
-        let ring = SPSCRing<Int32>(minimumCapacity: 5, filledWith: 0)
+    /// Both ways of allocating: slots filled with zero up front, and left untouched until written.
+    @Test(arguments: [true, false])
+    func roundsCapacityAndWraps(filled: Bool) {
+        let ring = filled ? SPSCRing<Int32>(minimumCapacity: 5, filledWith: 0) : SPSCRing<Int32>(untouchedMinimumCapacity: 5)
         #expect(ring.capacity == 8)
         var out = [Int32](repeating: -1, count: 8)
         for round in 0..<100 {

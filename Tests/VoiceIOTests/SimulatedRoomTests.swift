@@ -76,6 +76,27 @@ struct SimulatedRoomTests {
         #expect(Array(expected.prefix(microphone.count)) == microphone)
     }
 
+    @Test("a talker at 16 kHz plays in a 48 kHz room as the same voice at 48 kHz, on time")
+    func talkerAtItsOwnRate() throws {
+        var configuration = SimulatedRoomConfiguration()
+        configuration.noiseDBFS = nil
+        configuration.echoReturnLossDB = 100
+        configuration.nearTalker = SyntheticAudio.sine(frequency: 440, sampleRate: 16000, frameCount: 16000, amplitude: 0.5)
+        configuration.nearTalkerSampleRate = 16000
+        configuration.nearTalkerStartSeconds = 0.1
+        let room = try SimulatedRoom(configuration: configuration)
+        let microphone = try Self.capture(room, periods: 50) { _ in 0 }
+        let startFrame = 4800
+        let expected = [Float](repeating: 0, count: startFrame)
+            + SyntheticAudio.sine(frequency: 440, sampleRate: 48000, frameCount: microphone.count - startFrame, amplitude: 0.5)
+        // Silent before the start (but for the converter's ringing just ahead of it), then the sine within the
+        // converter's passband error (measured 3e-6): a talker one frame late or early at 48 kHz is off by 0.03.
+        let before = microphone[..<(startFrame - 48)].map(abs).max() ?? 0
+        let after = (startFrame + 480..<microphone.count).map { abs(microphone[$0] - expected[$0]) }.max() ?? 1
+        #expect(before < 0.001, "before the start: \(before)")
+        #expect(after < 0.001, "largest difference from the 48 kHz sine: \(after)")
+    }
+
     @Test("the real-time clock runs periods on its own thread and stops")
     func realTimeClock() throws {
         var configuration = SimulatedRoomConfiguration()

@@ -78,6 +78,16 @@ enum Signal {
                                                sampleRate: sampleRate, quality: 5)
     }
 
+    /// Held music from Debian's asterisk-moh-opsound-wav (8 kHz; scripts/test installs it).
+    static let heldMusicPath = "/usr/share/asterisk/moh/macroform-cold_day.wav"
+    static var isHeldMusicInstalled: Bool { FileManager.default.fileExists(atPath: heldMusicPath) }
+
+    /// The first `seconds` of the held music at `sampleRate`.
+    static func heldMusic(seconds: Double, sampleRate: Int = 16000) throws -> [Float] {
+        let music = try AudioFileReader.monoSamples(path: heldMusicPath, sampleRate: sampleRate, quality: 5)
+        return Array(music[..<min(music.count, Int(seconds * Double(sampleRate)))])
+    }
+
     /// Far-end speech at 16 kHz, repeated to `seconds`, at about -20 dBFS RMS.
     static func farSpeech(seconds: Double, sampleRate: Int = 16000) throws -> [Float] {
         let speech = try fixture("far-speech-16k.wav", sampleRate: sampleRate)

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The monotonic clock (CLOCK_MONOTONIC, shared by every process on the machine), in nanoseconds and seconds.
 enum Clock {

@@ -1,5 +1,12 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import VoiceCall
 import VoiceIO
 
@@ -71,7 +78,7 @@ struct FloodCommand: ParsableCommand {
             let counts = Counts(sent: sent[0] + sent[1], toneRTP: sent[0], garbage: sent[1], seconds: elapsed, sendErrors: errors)
             try ReportJSON.encode(counts).write(toFile: report, atomically: true, encoding: .utf8)
         }
-        print(String(format: "flood: sent=%d (tone RTP %d, garbage %d) in %.2f s = %.0f/s, send errors %d, monotonic %.3f–%.3f s",
+        print(String(cFormat: "flood: sent=%d (tone RTP %d, garbage %d) in %.2f s = %.0f/s, send errors %d, monotonic %.3f–%.3f s",
                      sent[0] + sent[1], sent[0], sent[1], elapsed, Double(sent[0] + sent[1]) / elapsed, errors,
                      startSeconds, startSeconds + elapsed))
     }

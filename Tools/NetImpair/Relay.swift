@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import VoiceCall
 
 /// The relay's loop and counters (see `RelayCommand`). Owned by one thread.
@@ -69,7 +71,7 @@ final class Relay {
             let inOutage = outage?.contains(elapsed) ?? false
             if inOutage && outageState == 0 || !inOutage && outageState == 1 {
                 outageState += 1
-                print(String(format: "relay: outage %@ at %.3f s (monotonic %.6f s)", outageState == 1 ? "starts" : "ends",
+                print(String(cFormat: "relay: outage %@ at %.3f s (monotonic %.6f s)", outageState == 1 ? "starts" : "ends",
                              elapsed, Double(now) / 1e9))
                 fflush(nil)
             }
@@ -172,7 +174,7 @@ final class Relay {
         func line(_ name: String, _ counts: DirectionCounts) -> String {
             let lost = counts.lostRandom + counts.lostBurst
             let outsideOutage = counts.received - counts.lostOutage
-            return String(format: "relay: %@ received=%d forwarded=%d lost=%d loss_percent=%.1f (random %d, burst %d; outage %d more) duplicated=%d reordered=%d",
+            return String(cFormat: "relay: %@ received=%d forwarded=%d lost=%d loss_percent=%.1f (random %d, burst %d; outage %d more) duplicated=%d reordered=%d",
                           name, counts.received, counts.forwarded, lost,
                           outsideOutage > 0 ? 100 * Double(lost) / Double(outsideOutage) : 0, counts.lostRandom,
                           counts.lostBurst, counts.lostOutage, counts.duplicated, counts.reordered)

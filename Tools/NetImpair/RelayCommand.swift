@@ -1,5 +1,12 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import VoiceCall
 import VoiceIO
 
@@ -59,7 +66,7 @@ struct RelayCommand: ParsableCommand {
             towardB: LinkImpairment(settings: settings, seed: seed),
             towardA: LinkImpairment(settings: settings, seed: seed &+ 1),
             foreign: try ForeignPackets(payloadType: RTPHeader.defaultPayloadType, seed: seed &+ 2))
-        print(String(format: "relay: %@ ⇄ %@, expected loss %.1f %% (random %.1f %%, bursts of %.1f datagrams on average), jitter 0–%.0f ms, reordered %.1f %%, duplicated %.1f %%",
+        print(String(cFormat: "relay: %@ ⇄ %@, expected loss %.1f %% (random %.1f %%, bursts of %.1f datagrams on average), jitter 0–%.0f ms, reordered %.1f %%, duplicated %.1f %%",
                      listenA, listenB, settings.expectedLossPercent, lossPercent, 100 / max(burstEndPercent, 1),
                      jitterMilliseconds, reorderPercent, duplicatePercent))
         fflush(nil)

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import VoiceIO
 
 /// `netimpair tone`: how much of a recording is the flood's tone: the share of 20 ms windows, loud enough to
@@ -40,7 +42,7 @@ struct ToneCommand: ParsableCommand {
             print(try ReportJSON.encode(Counts(toneWindows: tonal, loudWindows: loud, maximumShare: strongest)), terminator: "")
             return
         }
-        print(String(format: "tone: %@ tone_windows=%d loud_windows=%d max_share=%.2f (%.0f Hz, 20 ms windows)",
+        print(String(cFormat: "tone: %@ tone_windows=%d loud_windows=%d max_share=%.2f (%.0f Hz, 20 ms windows)",
                      file, tonal, loud, strongest, hertz))
     }
 

@@ -125,6 +125,20 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // A 44.1 kHz device's capture conversion: speexdsp's filter from a table of its phases (PolyphaseDecimator;
+    // 48 kHz converts with speexdsp's resampler, as above).
+    Benchmark("CaptureConverter44kTo16k") { benchmark in
+        let converter = try! RateConverter(inputRate: 44100, outputRate: voiceRate, maximumInputFrames: 441)
+        let input = SyntheticAudio.speechLike(sampleRate: 44100, frameCount: 441)
+        var output = [Float](repeating: 0, count: converter.maximumOutputFrames)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            input.withUnsafeBufferPointer { source in
+                output.withUnsafeMutableBufferPointer { blackHole(converter.convert(source, into: $0)) }
+            }
+        }
+    }
+
     // Opus at 24 kbit/s, 20 ms packets: complexity 9 (the default) and 5 (the cheaper setting).
     let packetFrames = voiceRate / 50
     for complexity in [9, 5] {

@@ -28,7 +28,9 @@
 /// heard yet, or the listener has just heard the device's own gap).
 /// Excess that builds up while playing (a burst, a falling target, clock drift) is removed smoothly by the
 /// `LatencyController`: silent and DTX frames are shortened first, speech is time-compressed by whole pitch
-/// periods (at a bounded rate). When the buffer runs dry while playing, the last pitch period of the frame
+/// periods (at a bounded rate). A lasting excess beyond `burstSkipMilliseconds` (a backlog that arrived in a
+/// burst, which compression at a third would take seconds to remove) is skipped down to the target at once, the
+/// jump cross-faded over `burstCrossfadeMilliseconds`. When the buffer runs dry while playing, the last pitch period of the frame
 /// just played is played once more ("expand") before concealment starts, so a packet a little late plays on
 /// with nothing lost. All of it is counted, in milliseconds, in the statistics.
 ///
@@ -56,12 +58,24 @@ public final class JitterBuffer {
     /// The puller not pulling for longer than this (beyond the frames it last took) counts as a pause of the
     /// consuming device: the audio that piled up meanwhile is skipped down to the target.
     public static let pullGapMilliseconds = 100
+    /// Packets arriving this close after the previous arrival (in 48 kHz ticks: 1 ms) came in one burst.
+    static let burstArrivalTicks: Int64 = 48
+    /// Nothing arriving for longer than this (in 48 kHz ticks: 200 ms) is an outage: the burst that ends it is the
+    /// backlog, not how the sender sends.
+    static let outageArrivalTicks: Int64 = 48 * 200
+    /// A lasting excess over the target beyond this, while playing, is skipped at once rather than compressed.
+    public static let burstSkipMilliseconds = 200
+    /// The jump of a burst skip fades from the audio that would have played to the audio after the skip over
+    /// this long.
+    public static let burstCrossfadeMilliseconds = 5
 
     private let decoder: OpusDecoder
     private let stretcher: TimeStretcher
     private var control: LatencyController
     /// Longest packet a slot may describe, in frames.
     private let maxPacketFrameCount: Int
+    private let burstSkipFrameCount: Int
+    private let burstCrossfadeFrameCount: Int
     private let mask: Int
     private let slotSequence: UnsafeMutablePointer<Int64>
     private let slotState: UnsafeMutablePointer<SlotState>
@@ -86,6 +100,9 @@ public final class JitterBuffer {
     /// When the last pull happened, and how many frames it took (none yet: `Int64.min`).
     private var lastPullTicks = Int64.min
     private var lastPullFrameCount = 0
+    /// The pull before the last: a device's chain may top a period up with a tiny second pull, and latency
+    /// control's tolerance is the larger of the two (the period's pull, not the top-up).
+    private var previousPullFrameCount = 0
     /// The current pull's time, in 48 kHz ticks.
     private var nowTicks: Int64 = 0
     /// No pull has found the buffer waiting since the puller's first pull or its last pause: audio held when
@@ -99,6 +116,9 @@ public final class JitterBuffer {
     private var initialTargetFrameCount: Int
     /// When the latest packet was pushed, in 48 kHz ticks of the receiver's clock.
     private var latestArrivalTicks: Int64 = 0
+    /// The packets arriving now are a burst that ended an outage (set by a gap of `outageArrivalTicks`, cleared by
+    /// the next packet that does not come in the same burst).
+    private var isBacklogBurst = false
     /// The first sequence not played when the buffer last ran dry.
     private var drySinceSequence: Int64 = 0
     /// Frames concealed since the last decoded (or FEC-recovered) packet.
@@ -133,6 +153,8 @@ public final class JitterBuffer {
         slotByteCount.initialize(repeating: 0, count: size)
         payloads = .allocate(byteCount: size * maxPayloadByteCount, alignment: 16)
         maxPacketFrameCount = OpusFormat.maxPacketFrameCount(sampleRate: sampleRate)
+        burstSkipFrameCount = sampleRate * Self.burstSkipMilliseconds / 1000
+        burstCrossfadeFrameCount = sampleRate * Self.burstCrossfadeMilliseconds / 1000
         stretcher = TimeStretcher(sampleRate: sampleRate)
         control = LatencyController(sampleRate: sampleRate)
         // Two packets (accelerate works on at least two pitch periods) plus one period of expansion.
@@ -208,7 +230,20 @@ public final class JitterBuffer {
             counters.duplicates += 1
             return
         }
-        estimator.add(transitTicks: arrivalTicks - timestamp)
+        // A packet that arrives with the one before it in the burst that ends an outage was late only because it
+        // queued behind it: the burst's first packet already measured that outage, and the others' spread of
+        // transits would pass for lasting jitter (a 1 s burst would hold the target at its maximum for seconds).
+        // A sender that always sends in bursts (ffmpeg) is measured whole: its bursts are its jitter.
+        let gapTicks = arrivalTicks - latestArrivalTicks
+        let isNewest = sequence > highestSequence
+        if isNewest, gapTicks > Self.outageArrivalTicks {
+            isBacklogBurst = true
+        } else if isNewest, gapTicks >= Self.burstArrivalTicks {
+            isBacklogBurst = false
+        }
+        if !(isBacklogBurst && isNewest && gapTicks < Self.burstArrivalTicks) {
+            estimator.add(transitTicks: arrivalTicks - timestamp)
+        }
         if !streamCarriesFEC, OpusDecoder.carriesFEC(packet.payload) { streamCarriesFEC = true }
         latestArrivalTicks = max(latestArrivalTicks, arrivalTicks)
         if sequence < nextSequence {
@@ -266,6 +301,7 @@ public final class JitterBuffer {
         skipOnResume = true
         streamCarriesFEC = false
         latestArrivalTicks = 0
+        isBacklogBurst = false
         concealmentRunFrameCount = 0
         estimator.reset()
         try? decoder.reset()
@@ -313,7 +349,10 @@ public final class JitterBuffer {
                 recoverLost(nextSequence)
                 nextSequence += 1
                 mayExpand = false
-            } else if !expandLastFrame(playedFrameCount: playedFrameCount) {
+            } else {
+                // Dry while playing: a level below the target, which latency control must not take for excess.
+                if mayExpand { observeLevel(decodedFrameCount: 0) }
+                if expandLastFrame(playedFrameCount: playedFrameCount) { continue }
                 isPlaying = false
                 drySinceSequence = nextSequence
             }
@@ -336,6 +375,7 @@ public final class JitterBuffer {
     private func notePullGap(pulledFrameCount: Int) {
         defer {
             lastPullTicks = nowTicks
+            previousPullFrameCount = lastPullFrameCount
             lastPullFrameCount = pulledFrameCount
         }
         guard lastPullTicks != Int64.min else { return }
@@ -348,7 +388,13 @@ public final class JitterBuffer {
 
     /// Drops the oldest audio ahead of playout (staged frames, then packets, held or missing) as long as what
     /// remains, plus `waitedFrameCount` (time the newest packet already waited), still reaches the target.
+    /// Counts what it dropped as skipped after a pause.
     private func skipStale(waitedFrameCount: Int) {
+        counters.skippedMilliseconds += milliseconds(dropAheadToTarget(waitedFrameCount: waitedFrameCount))
+    }
+
+    /// Drops what `skipStale` describes; returns the frames dropped (latency control starts over when any).
+    private func dropAheadToTarget(waitedFrameCount: Int) -> Int {
         let target = targetFrameCount
         var ahead = aheadFrameCount + waitedFrameCount
         var skipped = 0
@@ -372,9 +418,35 @@ public final class JitterBuffer {
             skipped += frameCount
             nextSequence += 1
         }
-        guard skipped > 0 else { return }
-        counters.skippedMilliseconds += milliseconds(skipped)
-        control.reset()
+        if skipped > 0 { control.reset() }
+        return skipped
+    }
+
+    /// A burst left a lasting excess too large to compress soon: the packet at `nextSequence` (what would play
+    /// next) is decoded, everything after it down to the target dropped, and the next held packet plays,
+    /// cross-faded in from that decoded continuation so the jump makes no click. Staged from 0 on return.
+    private func skipBurst() {
+        let fadeOutFrameCount = decodeHeld(nextSequence, at: 0)
+        nextSequence += 1
+        let dropped = dropAheadToTarget(waitedFrameCount: waitedFrameCount)
+        guard isHeld(nextSequence), dropped > 0 else {
+            // Nothing dropped, or the packet after the skip is missing: play the decoded continuation as is.
+            counters.burstSkippedMilliseconds += milliseconds(dropped)
+            stagingEnd = fadeOutFrameCount
+            control.reset()
+            return
+        }
+        let decoded = decodeHeld(nextSequence, at: fadeOutFrameCount)
+        nextSequence += 1
+        let base = staging.baseAddress!
+        let fade = min(burstCrossfadeFrameCount, fadeOutFrameCount, decoded)
+        for index in 0..<fade {
+            let weight = Float(index + 1) / Float(fade + 1)
+            base[fadeOutFrameCount + index] = weight * base[fadeOutFrameCount + index] + (1 - weight) * base[index]
+        }
+        base.update(from: base + fadeOutFrameCount, count: decoded)
+        stagingEnd = decoded
+        counters.burstSkippedMilliseconds += milliseconds(dropped + fadeOutFrameCount)
     }
 
     /// Decodes the packet at `nextSequence` into the staging area, then lets latency control shorten or stretch
@@ -383,14 +455,27 @@ public final class JitterBuffer {
         let slot = Int(nextSequence & Int64(mask))
         // Like the start rule: the audio ahead plus the time the newest packet has waited, which grows when
         // concealment was played while a packet was late.
-        control.observe(aheadFrameCount: aheadFrameCount + waitedFrameCount, targetFrameCount: targetFrameCount,
-                        decodedFrameCount: slotFrameCount[slot], toleranceFrameCount: lastPullFrameCount)
-        let isDTX = slotByteCount[slot] <= 2
+        observeLevel(decodedFrameCount: slotFrameCount[slot])
         stagingStart = 0
+        mayExpand = true
+        if control.surplusFrameCount > burstSkipFrameCount {
+            skipBurst()
+            return
+        }
+        let isDTX = slotByteCount[slot] <= 2
         stagingEnd = decodeHeld(nextSequence, at: 0)
         nextSequence += 1
-        mayExpand = true
         if control.surplusFrameCount > 0 { shortenStaged(isDTX: isDTX) }
+    }
+
+    /// Tells latency control the level now: the audio ahead plus the time the newest packet has waited. Its
+    /// tolerance is the puller's block, the larger of its last two pulls (a device's chain may top a period up
+    /// with a tiny second pull).
+    private func observeLevel(decodedFrameCount: Int) {
+        control.observe(aheadFrameCount: aheadFrameCount + waitedFrameCount, targetFrameCount: targetFrameCount,
+                        decodedFrameCount: decodedFrameCount,
+                        toleranceFrameCount: max(lastPullFrameCount, previousPullFrameCount),
+                        packetFrameCount: lastPacketFrameCount)
     }
 
     /// Nothing held while playing: before concealing, plays the last pitch period of the frame just played once

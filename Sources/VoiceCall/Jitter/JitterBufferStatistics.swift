@@ -28,6 +28,10 @@ public struct JitterBufferStatistics: Sendable, Hashable, BitwiseCopyable, Codab
     /// (a device that started late or stalled): what piled up beyond the target while nothing was consumed, in
     /// milliseconds.
     public var skippedMilliseconds: Double = 0
+    /// Audio dropped at once while playing because a lasting excess over the target went beyond
+    /// `JitterBuffer.burstSkipMilliseconds` (a backlog that arrived in a burst), the jump cross-faded, in
+    /// milliseconds.
+    public var burstSkippedMilliseconds: Double = 0
     /// Audio removed from silent (or DTX) frames to bring a lasting excess over the target back down, in ms.
     public var silenceDroppedMilliseconds: Double = 0
     /// Audio removed from speech by time compression (whole pitch periods, "accelerate"), in milliseconds.
@@ -47,6 +51,9 @@ public struct JitterBufferStatistics: Sendable, Hashable, BitwiseCopyable, Codab
 
     public init() {}
 
-    /// Audio removed to keep the delay at its target (skipped, silence dropped, accelerated), in milliseconds.
-    public var removedMilliseconds: Double { skippedMilliseconds + silenceDroppedMilliseconds + acceleratedMilliseconds }
+    /// Audio removed to keep the delay at its target (skipped, burst skipped, silence dropped, accelerated), in
+    /// milliseconds.
+    public var removedMilliseconds: Double {
+        skippedMilliseconds + burstSkippedMilliseconds + silenceDroppedMilliseconds + acceleratedMilliseconds
+    }
 }

@@ -2,9 +2,17 @@
 ///
 /// At every packet decode the buffer reports the audio ahead of playout (the packet about to play included) plus
 /// the time the newest packet has waited: how long that packet stays in the buffer, which the target bounds.
-/// Over each window of `windowMilliseconds` of decoded audio the controller keeps the smallest such level: in
-/// steady playout it dips to about the target once per packet, so a minimum above the target is lasting excess,
-/// not the saw-tooth of arrivals. That excess (`surplusFrameCount`) is then removed where it is least audible:
+/// When it runs dry while playing it reports the same level then (just the wait: nothing is ahead). Over each
+/// window of `windowMilliseconds` of decoded audio the controller keeps the smallest such level: in steady
+/// playout it dips to about the target once per packet, so a minimum above the target is excess, not the
+/// saw-tooth of arrivals. Excess is removed when it is
+/// - large: beyond what one expansion can have added (a backlog that arrived in a burst), in the window it shows;
+/// - lasting: the lowest level seen, forgotten at `forgettingMillisecondsPerSecond`, is still above the target
+///   by the tolerance. A packet held up beyond the target (the sender's or the network's rare hiccup, which the target's
+///   percentile does not cover) makes the buffer run dry or leaves little excess when it plays; the delay the
+///   buffer gains waiting for it is what the next such packet needs, so it is kept for seconds, not removed at
+///   the next pause only to run dry again.
+/// The excess (`surplusFrameCount`) is then removed where it is least audible:
 /// - silent or DTX frames are shortened outright (all of their frames may go);
 /// - speech is time-compressed by whole pitch periods, at most `maxSpeechShare` of its frames, and only once the
 ///   excess reaches `speechThresholdMilliseconds` (a smaller one waits for the next pause).
@@ -14,6 +22,8 @@
 struct LatencyController {
     static let windowMilliseconds = 60
     static let speechThresholdMilliseconds = 10
+    /// The lowest level seen rises by this much per second of decoded audio when no lower one comes.
+    static let forgettingMillisecondsPerSecond = 0.5
     /// At most this share of a speech stretch is removed (it plays at most 1.5 times as fast).
     static let maxSpeechShare = 1.0 / 3
     /// RMS below which a decoded frame counts as silence (−45 dBFS).
@@ -21,26 +31,42 @@ struct LatencyController {
 
     let windowFrameCount: Int
     let speechThresholdFrameCount: Int
+    private let forgettingPerWindowFrameCount: Double
     private var windowDecodedFrameCount = 0
     private var windowMinimum = Int.max
+    /// The lowest level seen, rising by `forgettingMillisecondsPerSecond` (nil before the first window).
+    private var lowestLevelFrameCount: Double?
+    /// A large excess is being removed: it goes on down to the tolerance.
+    private var isDraining = false
     /// Excess over the target still to remove, in frames.
     private(set) var surplusFrameCount = 0
 
     init(sampleRate: Int) {
         windowFrameCount = sampleRate * Self.windowMilliseconds / 1000
         speechThresholdFrameCount = sampleRate * Self.speechThresholdMilliseconds / 1000
+        forgettingPerWindowFrameCount = Double(windowFrameCount) * Self.forgettingMillisecondsPerSecond / 1000
     }
 
-    /// Called before each packet is decoded with the level then. An excess below `toleranceFrameCount` (the
-    /// puller's block: decoding happens at pulls, so the level at a decode lies anywhere within one block above
-    /// the target) is left alone; a larger one is removed down to half the tolerance above the target, so
-    /// removing it cannot make the next pull run dry.
-    mutating func observe(aheadFrameCount: Int, targetFrameCount: Int, decodedFrameCount: Int, toleranceFrameCount: Int) {
+    /// Called before each packet is decoded (`decodedFrameCount` its frames), and when the buffer runs dry while
+    /// playing (0 frames), with the level then. Decoding happens at pulls, so the level moves in steps of the
+    /// puller's block (`toleranceFrameCount`): removing audio either leaves the decodes at the same pulls (the
+    /// level stays, the delay heard falls) or moves them one pull earlier (the level falls by a block). An excess
+    /// of less than one and a half blocks is left alone; a larger one is removed down to one block above the
+    /// target, so whichever pull the decodes then fall to, the level stays at the target or above, with half a
+    /// block in reserve once it drops. An excess counts as large beyond two blocks and half a packet (an
+    /// expansion adds at most half the packet played, which moves the decodes by at most one block more).
+    mutating func observe(aheadFrameCount: Int, targetFrameCount: Int, decodedFrameCount: Int, toleranceFrameCount: Int,
+                          packetFrameCount: Int) {
         windowMinimum = min(windowMinimum, aheadFrameCount)
         windowDecodedFrameCount += decodedFrameCount
         guard windowDecodedFrameCount >= windowFrameCount else { return }
         let excess = windowMinimum - targetFrameCount
-        surplusFrameCount = excess >= toleranceFrameCount ? excess - toleranceFrameCount / 2 : 0
+        let lowest = min((lowestLevelFrameCount ?? .infinity) + forgettingPerWindowFrameCount, Double(windowMinimum))
+        lowestLevelFrameCount = lowest
+        let threshold = toleranceFrameCount + toleranceFrameCount / 2
+        isDraining = excess >= 2 * toleranceFrameCount + packetFrameCount / 2 || (isDraining && excess >= threshold)
+        let removable = isDraining ? excess : Int(lowest) - targetFrameCount
+        surplusFrameCount = removable >= threshold ? removable - toleranceFrameCount : 0
         windowDecodedFrameCount = 0
         windowMinimum = .max
     }
@@ -63,6 +89,8 @@ struct LatencyController {
     mutating func reset() {
         windowDecodedFrameCount = 0
         windowMinimum = .max
+        lowestLevelFrameCount = nil
+        isDraining = false
         surplusFrameCount = 0
     }
 

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The ITU-T G.107 E-model (06/2015): the transmission rating factor R of a connection, and the conversational
 /// MOS it predicts, from its one-way delay, packet loss and codec, every other parameter at G.107's defaults

@@ -16,15 +16,25 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     @usableFromInline let writeIndex = Atomic<UInt32>(0)
     @usableFromInline let readIndex = Atomic<UInt32>(0)
 
-    /// Allocates room for at least `minimumCapacity` elements (1 ... 2^30). Not real-time safe.
-    public init(minimumCapacity: Int, filledWith zero: Element) {
+    /// Allocates room for at least `minimumCapacity` elements (1 ... 2^30) and writes `zero` into every slot, so
+    /// all the storage is resident before a real-time thread touches it (no page fault on that thread). Not
+    /// real-time safe.
+    public convenience init(minimumCapacity: Int, filledWith zero: Element) {
+        self.init(untouchedMinimumCapacity: minimumCapacity)
+        storage.initialize(repeating: zero, count: capacity)
+    }
+
+    /// Allocates room for at least `minimumCapacity` elements (1 ... 2^30) without writing it: capacity that is
+    /// never used costs no resident memory, and a slot's page is faulted in by the producer's first write there
+    /// (the consumer reads only written slots). For a ring whose producer is not a real-time thread. Not
+    /// real-time safe.
+    public init(untouchedMinimumCapacity minimumCapacity: Int) {
         precondition(minimumCapacity > 0 && minimumCapacity <= 1 << 30, "ring capacity out of range")
         var size = 1
         while size < minimumCapacity { size <<= 1 }
         capacity = size
         mask = UInt32(size - 1)
         storage = .allocate(capacity: size)
-        storage.initialize(repeating: zero, count: size)
     }
 
     deinit { storage.deallocate() }

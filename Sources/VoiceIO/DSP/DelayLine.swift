@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Delays a mono stream by a fractional number of frames that may change between blocks, so the echo
 /// reference can follow a drifting clock smoothly instead of jumping a frame at a time.

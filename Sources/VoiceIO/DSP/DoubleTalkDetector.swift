@@ -36,4 +36,12 @@ public struct DoubleTalkDetector {
         doubleTalk = nearEndActive && farEndActive
         return nearEndActive
     }
+
+    /// Forgets the near end (hangover included), as before any frame: after the echo path was found to have
+    /// changed, what looked like a talker was the new echo. Real-time safe.
+    public mutating func reset() {
+        framesSinceNearEnd = Int.max / 2
+        nearEndActive = false
+        doubleTalk = false
+    }
 }

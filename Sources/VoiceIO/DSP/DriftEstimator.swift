@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Estimates the clock drift between the loudspeaker reference and the microphone from the slope of the
 /// echo delay over time.

@@ -38,7 +38,9 @@ public final class EchoPipeline: VoiceProcessor {
     private let cancelled: UnsafeMutableBufferPointer<Int16>
     private let error: UnsafeMutableBufferPointer<Float>
     private let echoEstimate: UnsafeMutableBufferPointer<Float>
-    private var misadjustment = MisadjustmentMonitor()
+    private var misadjustment: MisadjustmentMonitor
+    /// Blocks by which the aligned reference leads the echo (`EchoAligner.defaultLeadMilliseconds`).
+    private let alignmentLeadBlocks: Int
     /// The DC notch the canceller's output carries (speexdsp's, narrowed below 12 kHz by `widener`).
     private var notch: DCNotch
     /// Pre-filters the microphone so speexdsp's wide 8–11 kHz DC notch comes out as a narrow one; nil from 12 kHz.
@@ -68,6 +70,21 @@ public final class EchoPipeline: VoiceProcessor {
     /// The canceller's output power over the microphone's in the last block: near 1 when the microphone holds
     /// sound the echo path does not explain (a near talker), near the echo reduction when it holds echo alone.
     public private(set) var unexplainedPowerRatio: Float = 1
+    /// Whether the last block had a near talker that echo cannot pass for: the residual echo suppressor's detector
+    /// hears the near end and, while the far end plays or its echo tail rings, the canceller's output, smoothed
+    /// over about 100 ms, is within 3 dB of the microphone's. Music cancelled by 20 dB on average dips to 6 dB for
+    /// a block or two and its leftovers fool the detector, but they do not hold half the microphone's power for
+    /// 100 ms; a talker as loud as the echo does. A block's output counts at most at the microphone's power: more
+    /// is the filter's own pre-echo at a music onset (up to 20 dB above the microphone for two blocks), which
+    /// alone would hold the average up. Gain control and muted-speech detection use it.
+    public private(set) var isNearTalkerConfirmed = false
+    /// Smoothed canceller output and microphone powers behind `isNearTalkerConfirmed`.
+    private var smoothedErrorPower: Float = 0
+    private var smoothedMicrophonePower: Float = 0
+    /// Smoothed canceller output over microphone power above which the microphone holds more than echo (−3 dB).
+    static let nearTalkerMinimumUnexplainedRatio: Float = 0.5
+    /// Weight of a block in the smoothed powers (a time constant of about 10 blocks).
+    private static var unexplainedSmoothing: Float { 0.1 }
     /// Whether the residual echo suppressor's detector hears the near end (output above what echo and noise
     /// explain) in the last block.
     public var isNearEndActive: Bool { suppressor.detector.nearEndActive }
@@ -101,6 +118,9 @@ public final class EchoPipeline: VoiceProcessor {
         preprocessor.agcTargetLevel = Int(32768 * pow(10, settings.agcTargetDBFS / 20))
         preprocessor.agcMaxGainDB = settings.agcMaxGainDB
         preprocessor.isAGCEnabled = false
+        let leadFrames = EchoAligner.defaultLeadMilliseconds * Double(sampleRate) / 1000
+        alignmentLeadBlocks = Int((leadFrames / Double(blockFrameCount)).rounded(.up))
+        misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks)
         echoTailBlockCount = Int((settings.filterLengthMilliseconds * Double(sampleRate) / 1000 / Double(blockFrameCount)).rounded(.up))
         microphone = .allocate(capacity: blockFrameCount)
         reference = .allocate(capacity: blockFrameCount)
@@ -144,26 +164,37 @@ public final class EchoPipeline: VoiceProcessor {
             }
         }
         SampleConversion.int16(from: echo, into: reference)
-        canceller.process(microphone: microphoneBase, reference: referenceBase, output: cancelledBase)
-        var microphonePower: Float = 0, errorPower: Float = 0, referencePower: Float = 0
+        var microphonePower: Float = 0, referencePower: Float = 0
         for index in 0..<blockFrameCount {
-            let e = Float(cancelled[index]) / 32768
-            error[index] = e
-            echoEstimate[index] = notch.filter((input[index] * 32768).rounded()) / 32768 - e
             microphonePower += input[index] * input[index]
-            errorPower += e * e
             referencePower += echo[index] * echo[index]
         }
         let farEndActive = referencePower > 1e-8 * Float(blockFrameCount)
+        var errorPower = cancel(input, microphone: microphoneBase, reference: referenceBase, output: cancelledBase)
+        switch misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),
+                                     microphonePower: microphonePower, farEndActive: farEndActive) {
+        case .sudden:
+            // The path moved under a filter that was cancelling well, a few blocks ago: what the suppressor's
+            // detector took for a near talker since then was the new echo. The block that gave the change away
+            // goes through the fresh filter too, so the suppressor, back at its pessimistic start, takes it for echo.
+            divergenceResetCount += 1
+            reset()
+            suppressor.forgetNearEnd()
+            errorPower = cancel(input, microphone: microphoneBase, reference: referenceBase, output: cancelledBase)
+        case .sustained:
+            divergenceResetCount += 1
+            reset()
+        case nil:
+            // Waiting to tell a moved path from a pre-echo: this block's output is the filter's error, not a talker.
+            if misadjustment.isSuddenPending {
+                suppressor.forgetEchoCoupling()
+                suppressor.forgetNearEnd()
+            }
+        }
         unexplainedPowerRatio = errorPower / max(microphonePower, 1e-12)
         let blockFrames = Float(blockFrameCount)
         linearERLE.add(microphoneMeanSquare: microphonePower / blockFrames, processedMeanSquare: errorPower / blockFrames,
                        gate: farEndActive ? .echo : .quietReference, bypassed: false)
-        if misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),
-                                 farEndActive: farEndActive) {
-            divergenceResetCount += 1
-            reset()
-        }
         if blocksUntilTailUpdate <= 0 {
             blocksUntilTailUpdate = Int(Self.tailUpdateSeconds * Double(sampleRate)) / blockFrameCount
             canceller.impulseResponse(into: impulseResponse)
@@ -175,12 +206,32 @@ public final class EchoPipeline: VoiceProcessor {
                            reference: UnsafeBufferPointer(rebasing: echo[..<blockFrameCount]))
         SampleConversion.int16(from: UnsafeBufferPointer(error), into: cancelled)
         blocksSinceFarEnd = farEndActive ? 0 : min(blocksSinceFarEnd + 1, Int.max / 2)
-        let echoOnly = blocksSinceFarEnd <= echoTailBlockCount && !suppressor.detector.nearEndActive
-        let agc = isAGCRequested && !echoOnly
+        // Output beyond the microphone's power is the filter's own (a pre-echo at a music onset), not the room's.
+        smoothedErrorPower += Self.unexplainedSmoothing * (min(errorPower, microphonePower) - smoothedErrorPower)
+        smoothedMicrophonePower += Self.unexplainedSmoothing * (microphonePower - smoothedMicrophonePower)
+        let echoRinging = blocksSinceFarEnd <= echoTailBlockCount
+        isNearTalkerConfirmed = suppressor.detector.nearEndActive && (!echoRinging
+            || smoothedErrorPower > Self.nearTalkerMinimumUnexplainedRatio * max(smoothedMicrophonePower, 1e-12))
+        let agc = isAGCRequested && (!echoRinging || isNearTalkerConfirmed)
         if agc != preprocessor.isAGCEnabled { preprocessor.isAGCEnabled = agc }
         preprocessor.process(cancelledBase)
         SampleConversion.float(from: UnsafeBufferPointer(cancelled), into: output)
         return LevelMeter.measure(UnsafeBufferPointer(cancelled)).rmsDBFS > Self.voiceActivityThresholdDBFS
+    }
+
+    /// Runs the linear filter over one block: fills `error` (its output) and `echoEstimate` (the notched
+    /// microphone minus it) and returns the error's power summed over the block. Real-time safe.
+    private func cancel(_ input: UnsafeBufferPointer<Float>, microphone: UnsafePointer<Int16>,
+                        reference: UnsafePointer<Int16>, output: UnsafeMutablePointer<Int16>) -> Float {
+        canceller.process(microphone: microphone, reference: reference, output: output)
+        var errorPower: Float = 0
+        for index in 0..<blockFrameCount {
+            let e = Float(cancelled[index]) / 32768
+            error[index] = e
+            echoEstimate[index] = notch.filter((input[index] * 32768).rounded()) / 32768 - e
+            errorPower += e * e
+        }
+        return errorPower
     }
 
     /// Forgets the echo path (the linear filter and what the suppressor learned about its leftovers).
@@ -189,6 +240,6 @@ public final class EchoPipeline: VoiceProcessor {
         canceller.reset()
         notch.reset()
         suppressor.forgetEchoCoupling()
-        misadjustment = MisadjustmentMonitor()
+        misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks)
     }
 }

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Estimates the echo a linear filter cannot model because the room rings longer than the filter: from the
 /// filter's impulse response it fits the energy decay of its later part (tap energy per block, a straight line in

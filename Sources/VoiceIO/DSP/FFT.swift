@@ -6,7 +6,7 @@ import Glibc
 /// (no scaling); `inverse` takes those bins back to N real frames and divides by N, so
 /// `inverse(forward(x)) == x`. Internally an N/2-point complex radix-2 transform runs on the even/odd
 /// frames packed as real/imaginary parts, then one split pass separates the two halves. The butterflies run on
-/// SIMD4 lanes from the third stage on.
+/// SIMD4 lanes from the third stage on, two stages per pass over the data.
 ///
 /// `init` allocates the twiddle tables, the bit-reversal table and the scratch once and is not real-time
 /// safe. `forward` and `inverse` are real-time safe: no allocation, no locks. One instance is not
@@ -87,8 +87,26 @@ public final class RealFFT {
         }
         butterflies()
         // Even frames' spectrum Fe = (Z[k] + conj Z[N/2−k]) / 2, odd frames' Fo = (Z[k] − conj Z[N/2−k]) / 2i,
-        // and X[k] = Fe[k] + e^(−2πik/N) Fo[k].
-        for k in 0...halfCount {
+        // and X[k] = Fe[k] + e^(−2πik/N) Fo[k]: four bins at a time (Z[N/2−k] read backwards), the ends one by one.
+        split(bin: 0)
+        var k = 1
+        while k + 4 <= halfCount {
+            let b = halfCount - k - 3
+            let ar = load(re + k), ai = load(im + k)
+            let br = reversed(load(re + b)), bi = reversed(load(im + b))
+            let evenRe = 0.5 * (ar + br), evenIm = 0.5 * (ai - bi)
+            let oddRe = 0.5 * (ai + bi), oddIm = -0.5 * (ar - br)
+            let c = load(splitCos + k), s = load(splitSin + k)
+            store(evenRe + c * oddRe - s * oddIm, real + k)
+            store(evenIm + c * oddIm + s * oddRe, imaginary + k)
+            k += 4
+        }
+        while k <= halfCount {
+            split(bin: k)
+            k += 1
+        }
+
+        @inline(__always) func split(bin k: Int) {
             let a = k == halfCount ? 0 : k
             let b = k == 0 ? 0 : halfCount - k
             let evenRe = 0.5 * (re[a] + re[b]), evenIm = 0.5 * (im[a] - im[b])
@@ -98,6 +116,8 @@ public final class RealFFT {
             imaginary[k] = evenIm + c * oddIm + s * oddRe
         }
     }
+
+    @inline(__always) private func reversed(_ v: SIMD4<Float>) -> SIMD4<Float> { SIMD4(v[3], v[2], v[1], v[0]) }
 
     /// `frameCount` real frames into `output` from `binCount` bins of `real` and `imaginary` (the imaginary
     /// parts of DC and Nyquist are ignored), divided by `frameCount`. Real-time safe.
@@ -153,27 +173,62 @@ public final class RealFFT {
             re[start + 3] = r1 - i3; im[start + 3] = i1 + r3
             start += 4
         }
+        // Spans s and 2s in one pass over each group of 4s: the same radix-2 butterflies in the same order (so the
+        // same results), with the quarters kept in registers between the two stages.
         var span = 4
-        while span < n {
+        while 2 * span < n {
+            let c = stageCos + (span - 1), s = stageSin + (span - 1)
+            let c2 = stageCos + (2 * span - 1), s2 = stageSin + (2 * span - 1)
+            start = 0
+            while start < n {
+                var t = 0
+                while t < span {
+                    let i0 = start + t, i1 = i0 + span, i2 = i1 + span, i3 = i2 + span
+                    let wc = load(c + t), ws = load(s + t)
+                    var (ar, ai) = (load(re + i0), load(im + i0))
+                    var (br, bi) = (load(re + i1), load(im + i1))
+                    var (cr, ci) = (load(re + i2), load(im + i2))
+                    var (dr, di) = (load(re + i3), load(im + i3))
+                    (ar, ai, br, bi) = butterfly(ar, ai, br, bi, wc, ws)
+                    (cr, ci, dr, di) = butterfly(cr, ci, dr, di, wc, ws)
+                    (ar, ai, cr, ci) = butterfly(ar, ai, cr, ci, load(c2 + t), load(s2 + t))
+                    (br, bi, dr, di) = butterfly(br, bi, dr, di, load(c2 + span + t), load(s2 + span + t))
+                    store(ar, re + i0); store(ai, im + i0)
+                    store(br, re + i1); store(bi, im + i1)
+                    store(cr, re + i2); store(ci, im + i2)
+                    store(dr, re + i3); store(di, im + i3)
+                    t += 4
+                }
+                start += 4 * span
+            }
+            span *= 4
+        }
+        // A last single stage when the SIMD stages are odd in number.
+        if span < n {
             let c = stageCos + (span - 1), s = stageSin + (span - 1)
             start = 0
             while start < n {
                 var t = 0
                 while t < span {
                     let i = start + t, j = i + span
-                    let wc = load(c + t), ws = load(s + t)
-                    let xr = load(re + j), xi = load(im + j)
-                    let tr = xr * wc - xi * ws
-                    let ti = xr * ws + xi * wc
-                    let ar = load(re + i), ai = load(im + i)
-                    store(ar - tr, re + j); store(ai - ti, im + j)
-                    store(ar + tr, re + i); store(ai + ti, im + i)
+                    let (ar, ai, xr, xi) = butterfly(load(re + i), load(im + i), load(re + j), load(im + j),
+                                                     load(c + t), load(s + t))
+                    store(ar, re + i); store(ai, im + i)
+                    store(xr, re + j); store(xi, im + j)
                     t += 4
                 }
                 start += 2 * span
             }
-            span *= 2
         }
+    }
+
+    /// One radix-2 butterfly on four lanes: (a + w·x, a − w·x), w = wc + i·ws.
+    @inline(__always) private func butterfly(_ ar: SIMD4<Float>, _ ai: SIMD4<Float>, _ xr: SIMD4<Float>,
+                                             _ xi: SIMD4<Float>, _ wc: SIMD4<Float>, _ ws: SIMD4<Float>)
+        -> (SIMD4<Float>, SIMD4<Float>, SIMD4<Float>, SIMD4<Float>) {
+        let tr = xr * wc - xi * ws
+        let ti = xr * ws + xi * wc
+        return (ar + tr, ai + ti, ar - tr, ai - ti)
     }
 
     @inline(__always) private func load(_ pointer: UnsafeMutablePointer<Float>) -> SIMD4<Float> {

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The level of one block: RMS and peak in dB relative to full scale (1.0 for Float, 32768 for Int16).
 public struct Level: Sendable, Equatable, Codable {

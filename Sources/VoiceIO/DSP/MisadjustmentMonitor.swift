@@ -1,3 +1,5 @@
+import Glibc
+
 /// Tells an adaptive echo filter that has stopped fitting the room (the echo path changed) from one that is
 /// right while the near end talks.
 ///
@@ -5,52 +7,146 @@
 /// left, near talker or noise, does not correlate with y. When the path changes, the filter keeps predicting
 /// the old echo, the error becomes new echo − y and correlates *negatively* with y. So over windows of
 /// `windowBlocks` blocks with the far end playing, the normalised correlation ⟨e·y⟩ / √(⟨e²⟩⟨y²⟩) is measured;
-/// `consecutiveWindows` windows below `threshold` in a row report misadjustment. A near talker only dilutes
-/// the correlation, it cannot make it negative, so double talk does not trigger it. All methods are real-time safe.
+/// `consecutiveWindows` windows below `threshold` in a row, the last with the error at least as loud as the
+/// microphone, report misadjustment. A near talker only dilutes the correlation, it cannot make it negative;
+/// but its words pull an adaptive filter, which then overshoots the echo a little (error ≈ near talker − 0.2·y:
+/// strongly negative correlation, yet the filter still takes several dB off). Starting over would take off
+/// none and cost the near talker, so only a filter that adds power (error ≥ microphone, as after a moved path:
+/// e = new echo − y) counts.
+///
+/// A path that moves under a filter that was cancelling well is reported sooner, from the last `suddenBlocks`
+/// far-end blocks alone: the error is at least as loud as the microphone (subtracting the estimate added
+/// power; a near talker under a right filter cannot do that, it only adds to both), it correlates below
+/// `threshold` with the estimate, the microphone is not far below its recent level (a word's fading end), and
+/// before those blocks the filter took at least `suddenPriorERLEDecibels` off (so a near talker already talking,
+/// which keeps the error near the microphone's level, is not the "before"). The verdict waits until the error
+/// has been at least as loud as the microphone in more than `leadBlocks` far-end blocks in a row: the reference
+/// is aligned `leadBlocks` ahead of the echo's arrival, and a filter that spread its taps over that lead (as on
+/// sustained music, whose tones any lag predicts) gives a loud onset's echo before it arrives, a pre-echo that
+/// passes every other test but lasts no longer than the lead; a moved path stays (`isSuddenPending` while it
+/// waits). All methods are real-time safe.
 struct MisadjustmentMonitor {
+    /// How the misadjustment was found.
+    enum Finding {
+        /// From the last few blocks: the path moved under a filter that was cancelling well.
+        case sudden
+        /// From `consecutiveWindows` correlation windows.
+        case sustained
+    }
+
     var windowBlocks = 10
     var threshold: Float = -0.4
     var consecutiveWindows = 2
     /// Far-end blocks after a (re)start before any verdict: a filter still converging overshoots, and its error
     /// then correlates negatively with its estimate too.
     var settlingBlocks = 200
+    /// Blocks the sudden verdict looks at, and how well the filter must have cancelled before them (linear ERLE,
+    /// microphone over error power, averaged over about `suddenPriorBlocks` far-end blocks).
+    let suddenBlocks = 3
+    var suddenPriorERLEDecibels: Float = 15
+    var suddenPriorBlocks: Float = 30
+    /// The sudden blocks' microphone power over its prior average below which they are not judged.
+    var suddenMinimumLevelRatio: Float = 0.1
+    /// Blocks by which the reference leads the echo's arrival (the aligner's lead): a pre-echo lasts no longer.
+    let leadBlocks: Int
 
     private var errorEstimate: Float = 0
     private var errorPower: Float = 0
     private var estimatePower: Float = 0
+    private var windowMicrophonePower: Float = 0
     private var blocks = 0
     private var activeBlocks = 0
     private var failedWindows = 0
     private var farEndBlocks = 0
+    /// The last `suddenBlocks` far-end blocks' sums (x: ⟨e·y⟩, y: ⟨e²⟩, z: ⟨y²⟩, w: microphone power), oldest first.
+    private var recentRing = (SIMD4<Float>.zero, SIMD4<Float>.zero, SIMD4<Float>.zero)
+    private var recentCount = 0
+    /// Far-end microphone and error power averaged before the recent blocks.
+    private var priorMicrophonePower: Float = 0
+    private var priorErrorPower: Float = 0
+    private var priorCount: Float = 0
+    /// Far-end blocks in a row whose error was at least as loud as the microphone.
+    private var louderBlocks = 0
+    /// Whether a sudden verdict waits for the error to outlast the lead: the output is the filter's error either way.
+    private(set) var isSuddenPending = false
 
-    /// One block of the filter's error and echo estimate; returns true when the filter should start over.
+    /// `leadBlocks`: blocks by which the reference is aligned ahead of the echo's arrival (20 ms in 10 ms blocks: 2).
+    init(leadBlocks: Int = 2) {
+        self.leadBlocks = max(0, leadBlocks)
+    }
+
+    /// One block of the filter's error, its echo estimate and the microphone's power (summed over the block);
+    /// returns how the filter was found misadjusted when it should start over, nil otherwise.
     mutating func observe(error: UnsafeBufferPointer<Float>, estimate: UnsafeBufferPointer<Float>,
-                          farEndActive: Bool) -> Bool {
+                          microphonePower: Float, farEndActive: Bool) -> Finding? {
+        var block = SIMD4<Float>(0, 0, 0, microphonePower)
         if farEndActive {
             for index in 0..<min(error.count, estimate.count) {
-                errorEstimate += error[index] * estimate[index]
-                errorPower += error[index] * error[index]
-                estimatePower += estimate[index] * estimate[index]
+                block.x += error[index] * estimate[index]
+                block.y += error[index] * error[index]
+                block.z += estimate[index] * estimate[index]
             }
+            errorEstimate += block.x
+            errorPower += block.y
+            estimatePower += block.z
+            windowMicrophonePower += microphonePower
             activeBlocks += 1
             farEndBlocks += 1
         }
+        if observeSudden(block, farEndActive: farEndActive) { return .sudden }
         blocks += 1
-        guard blocks >= windowBlocks else { return false }
+        guard blocks >= windowBlocks else { return nil }
         defer {
             blocks = 0
             activeBlocks = 0
             errorEstimate = 0
             errorPower = 0
             estimatePower = 0
+            windowMicrophonePower = 0
         }
         guard farEndBlocks > settlingBlocks, activeBlocks * 4 >= windowBlocks * 3, estimatePower > 1e-9,
               errorPower > 1e-9 else {
             failedWindows = 0
-            return false
+            return nil
         }
         let correlation = errorEstimate / (errorPower * estimatePower).squareRoot()
         failedWindows = correlation < threshold ? failedWindows + 1 : 0
-        return failedWindows >= consecutiveWindows
+        return failedWindows >= consecutiveWindows && errorPower >= windowMicrophonePower ? .sustained : nil
+    }
+
+    /// The sudden verdict over the last `suddenBlocks` far-end blocks; a block without the far end starts over.
+    private mutating func observeSudden(_ block: SIMD4<Float>, farEndActive: Bool) -> Bool {
+        guard farEndActive else {
+            recentRing = (.zero, .zero, .zero)
+            recentCount = 0
+            louderBlocks = 0
+            isSuddenPending = false
+            return false
+        }
+        louderBlocks = block.y >= block.w ? louderBlocks + 1 : 0
+        if louderBlocks == 0 { isSuddenPending = false }
+        let leaving = recentRing.0
+        recentRing = (recentRing.1, recentRing.2, block)
+        if recentCount < suddenBlocks {
+            recentCount += 1
+        } else {
+            priorCount = min(priorCount + 1, suddenPriorBlocks)
+            priorMicrophonePower += (leaving.w - priorMicrophonePower) / priorCount
+            priorErrorPower += (leaving.y - priorErrorPower) / priorCount
+        }
+        if !isSuddenPending && recentCount >= suddenBlocks {
+            isSuddenPending = judgeSudden(recentRing.0 + recentRing.1 + recentRing.2)
+        }
+        guard isSuddenPending && louderBlocks > leadBlocks else { return false }
+        isSuddenPending = false
+        return true
+    }
+
+    private func judgeSudden(_ recent: SIMD4<Float>) -> Bool {
+        guard farEndBlocks > settlingBlocks, priorCount >= suddenPriorBlocks, recent.y > 1e-12, recent.z > 1e-12,
+              recent.y >= recent.w,
+              recent.w >= suddenMinimumLevelRatio * Float(suddenBlocks) * priorMicrophonePower,
+              priorErrorPower * pow(10, suddenPriorERLEDecibels / 10) <= priorMicrophonePower else { return false }
+        return recent.x / (recent.y * recent.z).squareRoot() < threshold
     }
 }

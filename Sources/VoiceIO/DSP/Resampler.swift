@@ -78,6 +78,7 @@ extension Resampler {
         let produced = samples.withUnsafeBufferPointer { input in
             output.withUnsafeMutableBufferPointer { process(input: input, output: $0).outputFrames }
         }
-        return Array(output[..<produced])
+        output.removeLast(output.count - produced)
+        return output
     }
 }

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Removes the echo a linear echo canceller leaves behind (misadjustment, a tail longer than the filter,
 /// a clipping loudspeaker's harmonics), per frequency bin, without swallowing the near talker.
@@ -45,6 +47,11 @@ public final class ResidualEchoSuppressor {
 
     private let fft: RealFFT
     private let binCount: Int
+    /// `binCount` rounded up to whole SIMD4 lanes: the per-bin arrays have this many bins, the extra ones hold
+    /// zero spectra throughout (gain 1, no echo, no noise), so the per-bin loops run four bins at a time to the end.
+    private let laneBinCount: Int
+    /// The comfort noise's floor copied into whole lanes (zero past `binCount`).
+    private let noise: UnsafeMutablePointer<Float>
     private let comfortNoise: ComfortNoise
     private let window: UnsafeMutablePointer<Float>
     private let outputHistory: UnsafeMutablePointer<Float>
@@ -119,6 +126,7 @@ public final class ResidualEchoSuppressor {
         while size < 2 * blockFrameCount { size *= 2 }
         fft = RealFFT(frameCount: size)
         binCount = fft.binCount
+        laneBinCount = (binCount + 3) / 4 * 4
         // The sine window of two blocks has energy Σ w² = blockFrameCount.
         comfortNoise = ComfortNoise(binCount: binCount,
                                     windowFrames: Int(Self.noiseWindowSeconds * Double(sampleRate)) / blockFrameCount,
@@ -141,33 +149,34 @@ public final class ResidualEchoSuppressor {
         referenceHistory = filled(windowCount, 0)
         frame = filled(size, 0)
         overlap = filled(blockFrameCount, 0)
-        outputReal = filled(binCount, 0)
-        outputImaginary = filled(binCount, 0)
-        spareReal = filled(binCount, 0)
-        spareImaginary = filled(binCount, 0)
-        outputPower = filled(binCount, 0)
-        estimateTail = filled(binCount, 0)
-        referenceTail = filled(binCount, 0)
-        leakage = filled(binCount, 1)
-        referenceCoupling = filled(binCount, 1)
-        residualEcho = filled(binCount, 0)
-        coherentEcho = filled(binCount, 0)
-        crossReal = filled(binCount, 0)
-        crossImaginary = filled(binCount, 0)
-        estimatePower = filled(binCount, 0)
-        smoothedOutputPower = filled(binCount, 0)
+        outputReal = filled(laneBinCount, 0)
+        outputImaginary = filled(laneBinCount, 0)
+        spareReal = filled(laneBinCount, 0)
+        spareImaginary = filled(laneBinCount, 0)
+        outputPower = filled(laneBinCount, 0)
+        estimateTail = filled(laneBinCount, 0)
+        referenceTail = filled(laneBinCount, 0)
+        leakage = filled(laneBinCount, 1)
+        referenceCoupling = filled(laneBinCount, 1)
+        residualEcho = filled(laneBinCount, 0)
+        coherentEcho = filled(laneBinCount, 0)
+        crossReal = filled(laneBinCount, 0)
+        crossImaginary = filled(laneBinCount, 0)
+        estimatePower = filled(laneBinCount, 0)
+        smoothedOutputPower = filled(laneBinCount, 0)
         coherenceSmoothing = Float(exp(-Double(blockFrameCount) / (Self.coherenceSeconds * Double(sampleRate))))
-        gains = filled(binCount, 1)
+        gains = filled(laneBinCount, 1)
         self.lateDelayBlocks = max(1, lateDelayBlocks)
-        referencePowerHistory = filled(self.lateDelayBlocks * binCount, 0)
-        lateSum = filled(binCount, 0)
+        referencePowerHistory = filled(self.lateDelayBlocks * laneBinCount, 0)
+        noise = filled(laneBinCount, 0)
+        lateSum = filled(laneBinCount, 0)
     }
 
     deinit {
         for pointer in [window, outputHistory, estimateHistory, referenceHistory, frame, overlap, outputReal,
                         outputImaginary, spareReal, spareImaginary, outputPower, estimateTail, referenceTail,
                         leakage, referenceCoupling, residualEcho, coherentEcho, crossReal, crossImaginary, estimatePower, smoothedOutputPower, gains,
-                        referencePowerHistory, lateSum] {
+                        referencePowerHistory, lateSum, noise] {
             pointer.deallocate()
         }
     }
@@ -184,57 +193,67 @@ public final class ResidualEchoSuppressor {
         for i in 0..<h { referenceMeanSquare += x[i] * x[i] }
         let farEndActive = referenceMeanSquare / Float(h) > Self.farEndMeanSquare
 
-        // Reference and echo estimate: power spectra with a reverberant tail.
+        // Reference and echo estimate: power spectra with a reverberant tail. Every per-bin loop runs on four
+        // bins at a time (`laneBinCount`), with the scalar code's operations in the same order.
         analyse(x, history: referenceHistory, real: spareReal, imaginary: spareImaginary)
-        let delayed = referencePowerHistory + lateHistoryIndex * binCount
+        let delayed = referencePowerHistory + lateHistoryIndex * laneBinCount
         lateHistoryIndex = (lateHistoryIndex + 1) % lateDelayBlocks
-        for k in 0..<binCount {
-            let p = spareReal[k] * spareReal[k] + spareImaginary[k] * spareImaginary[k]
-            referenceTail[k] = max(p, tailDecay * referenceTail[k])
-            lateSum[k] = lateDecay * lateSum[k] + delayed[k]
-            delayed[k] = p
+        let decay = Lanes(repeating: tailDecay), lateDecayLanes = Lanes(repeating: lateDecay)
+        for k in stride(from: 0, to: laneBinCount, by: 4) {
+            let re = lanes(spareReal, k), im = lanes(spareImaginary, k)
+            let p = re * re + im * im
+            store(maximum(p, decay * lanes(referenceTail, k)), referenceTail, k)
+            store(lateDecayLanes * lanes(lateSum, k) + lanes(delayed, k), lateSum, k)
+            store(p, delayed, k)
         }
         analyse(y, history: estimateHistory, real: spareReal, imaginary: spareImaginary)
-        for k in 0..<binCount {
-            let p = spareReal[k] * spareReal[k] + spareImaginary[k] * spareImaginary[k]
-            estimateTail[k] = max(p, tailDecay * estimateTail[k])
+        for k in stride(from: 0, to: laneBinCount, by: 4) {
+            let re = lanes(spareReal, k), im = lanes(spareImaginary, k)
+            store(maximum(re * re + im * im, decay * lanes(estimateTail, k)), estimateTail, k)
         }
         analyse(e, history: outputHistory, real: outputReal, imaginary: outputImaginary)
-        let keep = coherenceSmoothing, add = 1 - coherenceSmoothing
-        for k in 0..<binCount {
-            let er = outputReal[k], ei = outputImaginary[k], yr = spareReal[k], yi = spareImaginary[k]
-            outputPower[k] = er * er + ei * ei
-            crossReal[k] = keep * crossReal[k] + add * (er * yr + ei * yi)
-            crossImaginary[k] = keep * crossImaginary[k] + add * (ei * yr - er * yi)
-            estimatePower[k] = keep * estimatePower[k] + add * (yr * yr + yi * yi)
-            smoothedOutputPower[k] = keep * smoothedOutputPower[k] + add * outputPower[k]
+        let keep = Lanes(repeating: coherenceSmoothing), add = Lanes(repeating: 1 - coherenceSmoothing)
+        for k in stride(from: 0, to: laneBinCount, by: 4) {
+            let er = lanes(outputReal, k), ei = lanes(outputImaginary, k)
+            let yr = lanes(spareReal, k), yi = lanes(spareImaginary, k)
+            let power = er * er + ei * ei
+            store(power, outputPower, k)
+            store(keep * lanes(crossReal, k) + add * (er * yr + ei * yi), crossReal, k)
+            store(keep * lanes(crossImaginary, k) + add * (ei * yr - er * yi), crossImaginary, k)
+            store(keep * lanes(estimatePower, k) + add * (yr * yr + yi * yi), estimatePower, k)
+            store(keep * lanes(smoothedOutputPower, k) + add * power, smoothedOutputPower, k)
         }
         comfortNoise.track(power: outputPower)
-        let noise = comfortNoise.noisePower
+        noise.update(from: comfortNoise.noisePower, count: binCount)
 
         // Residual echo estimate and the double-talk decision.
-        var residualSum: Float = 0, outputSum: Float = 0, noiseSum: Float = 0
-        for k in 0..<binCount {
-            let echoActive = farEndActive || estimateTail[k] > noise[k]
-            let late = lateEnergy * lateSum[k]
-            let residual = echoActive || late > noise[k]
-                ? max(leakage[k] * estimateTail[k], referenceCoupling[k] * referenceTail[k]) + late : 0
+        var residualSums = Lanes(), outputSums = Lanes(), noiseSums = Lanes()
+        let lateEnergyLanes = Lanes(repeating: lateEnergy)
+        let farEnd = SIMDMask<SIMD4<Int32>>(repeating: farEndActive)
+        let binIndex = SIMD4<Int32>(0, 1, 2, 3)
+        for k in stride(from: 0, to: laneBinCount, by: 4) {
+            let noiseK = lanes(noise, k), estimate = lanes(estimateTail, k)
+            let echoActive = farEnd .| (estimate .> noiseK)
+            let late = lateEnergyLanes * lanes(lateSum, k)
+            let residual = (maximum(lanes(leakage, k) * estimate, lanes(referenceCoupling, k) * lanes(referenceTail, k))
+                + late).replacing(with: 0, where: .!(echoActive .| (late .> noiseK)))
             // The part of the output the estimate predicts linearly is echo the filter has not caught up with
             // (a louder or moved path): it counts at once, before the learned ratios follow.
             // Chance coherence of a near talker over so short an average is far below `minimumCoherence`.
-            let explained = (crossReal[k] * crossReal[k] + crossImaginary[k] * crossImaginary[k])
-                / (estimatePower[k] + 1e-20)
-            let coherent = echoActive && explained > Self.minimumCoherence * smoothedOutputPower[k] ? explained : 0
-            residualEcho[k] = residual
-            coherentEcho[k] = coherent
-            if k >= lowestDetectionBin && k <= highestDetectionBin {
-                residualSum += max(residual, coherent)
-                outputSum += outputPower[k]
-                noiseSum += noise[k]
-            }
+            let crossRe = lanes(crossReal, k), crossIm = lanes(crossImaginary, k)
+            let explained = (crossRe * crossRe + crossIm * crossIm) / (lanes(estimatePower, k) + 1e-20)
+            let coherent = explained.replacing(
+                with: 0, where: .!(echoActive .& (explained .> Self.minimumCoherence * lanes(smoothedOutputPower, k))))
+            store(residual, residualEcho, k)
+            store(coherent, coherentEcho, k)
+            let bin = binIndex &+ Int32(k)
+            let detection = (bin .>= Int32(lowestDetectionBin)) .& (bin .<= Int32(highestDetectionBin))
+            residualSums += maximum(residual, coherent).replacing(with: 0, where: .!detection)
+            outputSums += lanes(outputPower, k).replacing(with: 0, where: .!detection)
+            noiseSums += noiseK.replacing(with: 0, where: .!detection)
         }
-        let nearEnd = detector.update(outputPower: outputSum, residualEchoPower: residualSum, noisePower: noiseSum,
-                                      farEndActive: farEndActive)
+        let nearEnd = detector.update(outputPower: outputSums.sum(), residualEchoPower: residualSums.sum(),
+                                      noisePower: noiseSums.sum(), farEndActive: farEndActive)
 
         // Learn how much echo is left, relative to the estimate and to the reference: downward always,
         // upward at the full rate only after the near talker has been quiet for a while. While the detector
@@ -242,37 +261,45 @@ public final class ResidualEchoSuppressor {
         // by echo the ratios underestimate (a long reverberant tail) would otherwise never let them catch up.
         if farEndActive {
             let quiet = detector.framesSinceNearEnd > Self.learningQuietFrames
-            let up = quiet ? Self.learningUp : Self.learningCreep
-            for k in 0..<binCount {
-                let left = max(0, outputPower[k] - noise[k] - lateEnergy * lateSum[k])
-                if estimateTail[k] > noise[k] {
-                    let ratio = min(4, left / estimateTail[k], quiet ? 4 : 2 * leakage[k])
-                    leakage[k] += (ratio < leakage[k] ? Self.learningDown : up) * (ratio - leakage[k])
-                }
-                if referenceTail[k] > 1e-12 {
-                    let ratio = min(4, left / referenceTail[k], quiet ? 4 : 2 * referenceCoupling[k])
-                    referenceCoupling[k] += (ratio < referenceCoupling[k] ? Self.learningDown : up) * (ratio - referenceCoupling[k])
-                }
+            let up = Lanes(repeating: quiet ? Self.learningUp : Self.learningCreep)
+            let down = Lanes(repeating: Self.learningDown), four = Lanes(repeating: 4)
+            for k in stride(from: 0, to: laneBinCount, by: 4) {
+                let noiseK = lanes(noise, k), estimate = lanes(estimateTail, k), reference = lanes(referenceTail, k)
+                let left = maximum(Lanes(), lanes(outputPower, k) - noiseK - lateEnergyLanes * lanes(lateSum, k))
+                var ratioToEstimate = lanes(leakage, k)
+                let estimateRatio = minimum(minimum(four, left / estimate), quiet ? four : 2 * ratioToEstimate)
+                ratioToEstimate += (estimateRatio - ratioToEstimate)
+                    * up.replacing(with: down, where: estimateRatio .< ratioToEstimate)
+                store(lanes(leakage, k).replacing(with: ratioToEstimate, where: estimate .> noiseK), leakage, k)
+                var ratioToReference = lanes(referenceCoupling, k)
+                let referenceRatio = minimum(minimum(four, left / reference), quiet ? four : 2 * ratioToReference)
+                ratioToReference += (referenceRatio - ratioToReference)
+                    * up.replacing(with: down, where: referenceRatio .< ratioToReference)
+                store(lanes(referenceCoupling, k).replacing(with: ratioToReference, where: reference .> 1e-12),
+                      referenceCoupling, k)
             }
         }
 
         let overestimate = nearEnd ? Self.doubleTalkOverestimate
             : detector.framesSinceNearEnd > Self.learningQuietFrames ? Self.quietOverestimate : Self.singleTalkOverestimate
-        let floor = nearEnd ? Self.doubleTalkFloor : Self.singleTalkFloor
-        var keptSum: Float = 0, inputSum: Float = 0
-        for k in 0..<binCount {
+        let floor = Lanes(repeating: nearEnd ? Self.doubleTalkFloor : Self.singleTalkFloor)
+        let one = Lanes(repeating: 1)
+        var keptSums = Lanes(), inputSums = Lanes()
+        for k in stride(from: 0, to: laneBinCount, by: 4) {
             // While the near end talks the coherent part is left out: a talker's chance coherence with the
             // estimate over a short average would cost it a dB.
-            let residual = nearEnd ? residualEcho[k] : max(residualEcho[k], coherentEcho[k])
-            let target = max(floor, min(1, 1 - overestimate * residual / (outputPower[k] + 1e-20)))
-            let previous = gains[k]
-            let gain = target < previous ? target : previous + Self.gainRecovery * (target - previous)
-            gains[k] = gain
-            keptSum += gain * gain * outputPower[k]
-            inputSum += outputPower[k]
-            outputReal[k] *= gain
-            outputImaginary[k] *= gain
+            let residual = nearEnd ? lanes(residualEcho, k) : maximum(lanes(residualEcho, k), lanes(coherentEcho, k))
+            let power = lanes(outputPower, k)
+            let target = maximum(floor, minimum(one, 1 - overestimate * residual / (power + 1e-20)))
+            let previous = lanes(gains, k)
+            let gain = (previous + Self.gainRecovery * (target - previous)).replacing(with: target, where: target .< previous)
+            store(gain, gains, k)
+            keptSums += gain * gain * power
+            inputSums += power
+            store(lanes(outputReal, k) * gain, outputReal, k)
+            store(lanes(outputImaginary, k) * gain, outputImaginary, k)
         }
+        let keptSum = keptSums.sum(), inputSum = inputSums.sum()
         suppressionDecibels = inputSum > 0 ? 10 * log10(max(keptSum, 1e-30) / inputSum) : 0
         comfortNoise.add(toReal: outputReal, imaginary: outputImaginary, gains: gains)
 
@@ -287,9 +314,13 @@ public final class ResidualEchoSuppressor {
     /// Forgets how much echo the linear filter leaves (back to the pessimistic start), e.g. after the filter was
     /// reset; the noise floor and the signal histories stay. Real-time safe.
     public func forgetEchoCoupling() {
-        leakage.update(repeating: 1, count: binCount)
-        referenceCoupling.update(repeating: 1, count: binCount)
+        leakage.update(repeating: 1, count: laneBinCount)
+        referenceCoupling.update(repeating: 1, count: laneBinCount)
     }
+
+    /// Forgets the near-end decision (its hangover included): what it heard was echo, e.g. a path that had just
+    /// moved. Real-time safe.
+    public func forgetNearEnd() { detector.reset() }
 
     /// The late tail past the linear filter: tap energy of the first block beyond it and the energy fall per block
     /// (`EchoTailEstimator`'s figures); zero energy turns it off. Real-time safe.
@@ -308,4 +339,18 @@ public final class ResidualEchoSuppressor {
         (frame + 2 * h).update(repeating: 0, count: fft.frameCount - 2 * h)
         fft.forward(frame, real: real, imaginary: imaginary)
     }
+
+    private typealias Lanes = SIMD4<Float>
+
+    @inline(__always) private func lanes(_ bins: UnsafeMutablePointer<Float>, _ k: Int) -> Lanes {
+        UnsafeRawPointer(bins + k).loadUnaligned(as: Lanes.self)
+    }
+
+    @inline(__always) private func store(_ value: Lanes, _ bins: UnsafeMutablePointer<Float>, _ k: Int) {
+        UnsafeMutableRawPointer(bins + k).storeBytes(of: value, as: Lanes.self)
+    }
+
+    /// Lane by lane what `Swift.max(x, y)` and `Swift.min(x, y)` give (y ≥ x ? y : x, y < x ? y : x).
+    @inline(__always) private func maximum(_ x: Lanes, _ y: Lanes) -> Lanes { x.replacing(with: y, where: y .>= x) }
+    @inline(__always) private func minimum(_ x: Lanes, _ y: Lanes) -> Lanes { x.replacing(with: y, where: y .< x) }
 }

@@ -74,10 +74,16 @@ public final class AudioFileReader {
                 try read(into: buffer)
             }
             if frames == 0 { return mono }
-            for frame in 0..<frames {
-                var sum: Float = 0
-                for channel in 0..<channelCount { sum += chunk[frame * channelCount + channel] }
-                mono.append(sum / Float(channelCount))
+            if channelCount == 1 {
+                mono.append(contentsOf: chunk[..<frames])
+                continue
+            }
+            chunk.withUnsafeBufferPointer { interleaved in
+                for frame in 0..<frames {
+                    var sum: Float = 0
+                    for channel in 0..<channelCount { sum += interleaved[frame * channelCount + channel] }
+                    mono.append(sum / Float(channelCount))
+                }
             }
         }
     }

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// A multichannel mixer (after Apple's Multichannel Mixer): `inputBusCount` input buses of mono or stereo, each

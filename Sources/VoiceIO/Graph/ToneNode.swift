@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A cadence of summed sine tones: a ringtone, a dial tone, a beep.
 public struct TonePattern: Sendable, Hashable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How the library's reports (`OfflineProcessingReport`, the unit's statistics, a call's report) are written
 /// and read as JSON: the properties' own names as keys (those of `voicepeer process --stats` excepted, kept as

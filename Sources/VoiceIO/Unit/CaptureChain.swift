@@ -13,7 +13,7 @@ import Glibc
 final class CaptureChain {
     let deviceRate: Int
     let voiceRate: Int
-    /// Frames per processing block at the voice rate (10 ms, rounded down).
+    /// Frames per processing block at the voice rate (`blockMilliseconds`, rounded down).
     let blockFrameCount: Int
     let pipeline: EchoPipeline
     let passThrough: PassThroughProcessor
@@ -39,9 +39,8 @@ final class CaptureChain {
     var erleDB: Float { erle.liveDecibels }
     /// Whether the last block had near-end voice (the stage's decision, gated by the echo estimate).
     private(set) var isNearVoiceActive = false
-    /// Whether the last block had a near talker by the stage's voice decision, the residual echo suppressor's
-    /// near-end detector and, while the loudspeaker plays, a canceller output within 3 dB of the microphone (the
-    /// echo path explains at most half of it): what muted speech detection uses.
+    /// Whether the last block had a near talker by the stage's voice decision and the pipeline's confirmed near
+    /// talker (`EchoPipeline.isNearTalkerConfirmed`): what muted speech detection uses.
     private(set) var isNearTalkerActive = false
     /// Level of the processed voice over the last period.
     private(set) var processedLevel = Level.silence
@@ -53,12 +52,13 @@ final class CaptureChain {
     private var realignmentsSeen = 0
 
     /// `initialDelayFrames`: device-reported delay between playback and capture, in device-rate frames.
+    /// `blockMilliseconds`: the processing block (5 or 10 ms).
     /// Not real-time safe (allocates everything the real-time path needs).
-    init(deviceRate: Int, voiceRate: Int, maximumPeriodFrames: Int, settings: EchoPipelineSettings,
-         initialDelayFrames: Int) throws(SpeexError) {
+    init(deviceRate: Int, voiceRate: Int, maximumPeriodFrames: Int, blockMilliseconds: Int = 10,
+         settings: EchoPipelineSettings, initialDelayFrames: Int) throws(SpeexError) {
         self.deviceRate = deviceRate
         self.voiceRate = voiceRate
-        blockFrameCount = voiceRate / 100
+        blockFrameCount = voiceRate * blockMilliseconds / 1000
         microphoneConverter = try RateConverter(inputRate: deviceRate, outputRate: voiceRate,
                                                 maximumInputFrames: maximumPeriodFrames)
         referenceConverter = try RateConverter(inputRate: deviceRate, outputRate: voiceRate,
@@ -184,13 +184,8 @@ final class CaptureChain {
         // While the loudspeaker plays, the stage's voice decision only counts once the echo is well below the
         // microphone: otherwise the echo itself (far voice, app sounds) would pass for a near talker.
         isNearVoiceActive = stageVoice && (referencePower < 1e-6 || erleDB > Self.nearActivityMinimumERLEDB)
-        isNearTalkerActive = isNearVoiceActive && (bypass || pipeline.isNearEndActive
-            && (referencePower < 1e-6 || pipeline.unexplainedPowerRatio > Self.nearTalkerMinimumUnexplainedRatio))
+        isNearTalkerActive = isNearVoiceActive && (bypass || pipeline.isNearTalkerConfirmed)
     }
-
-    /// Canceller output over microphone power above which a block holds more than echo (-3 dB): music that is
-    /// cancelled by 19 dB on average still dips above -10 dB now and then.
-    static let nearTalkerMinimumUnexplainedRatio: Float = 0.5
 
     /// ERLE above which voice in the processed signal is taken for the near talker while the speaker plays.
     static let nearActivityMinimumERLEDB: Float = 10

@@ -17,6 +17,8 @@ public final class EchoAligner {
     public let sampleRate: Int
     public let maximumDelayMilliseconds: Double
     public let leadMilliseconds: Double
+    /// The lead the unit's aligners use, in milliseconds.
+    public static let defaultLeadMilliseconds: Double = 20
     /// Delay to apply to the reference now, in frames at `sampleRate` (fractional).
     public private(set) var delayFrames: Double
     /// Times the delay was moved to a new arrival (the first lock included).
@@ -34,7 +36,7 @@ public final class EchoAligner {
     /// `initialDelayFrames`: the delay to apply before the first estimate (e.g. from the device's reported
     /// latencies). Not real-time safe (allocates).
     public init(sampleRate: Int, maximumBlockFrames: Int, initialDelayFrames: Int = 0,
-                maximumDelayMilliseconds: Double = 500, leadMilliseconds: Double = 20,
+                maximumDelayMilliseconds: Double = 500, leadMilliseconds: Double = defaultLeadMilliseconds,
                 slackMilliseconds: Double = 30) {
         self.sampleRate = sampleRate
         self.maximumDelayMilliseconds = maximumDelayMilliseconds

@@ -88,10 +88,16 @@ public final class OfflineVoiceProcessor {
                          suppression: chain.suppressionSumDB, linear: chain.pipeline.linearERLE.report.processing)
         let spanFrames = max(Int(traceIntervalSeconds * Double(deviceRate)), periodFrames)
         while producedCount < expected + latency {
-            for index in 0..<periodFrames {
-                let frame = start + index
-                periodMicrophone[index] = frame < microphone.count ? microphone[frame] : 0
-                periodLoudspeaker[index] = frame < loudspeaker.count && frame < microphone.count ? loudspeaker[frame] : 0
+            // The period's frames of both recordings, zeros past the microphone's end (and the loudspeaker's).
+            let microphoneFrames = min(periodFrames, max(microphone.count - start, 0))
+            let loudspeakerFrames = min(microphoneFrames, max(loudspeaker.count - start, 0))
+            periodMicrophone.withUnsafeMutableBufferPointer { period in
+                if microphoneFrames > 0 { _ = period.update(fromContentsOf: microphone[start..<(start + microphoneFrames)]) }
+                period[microphoneFrames...].update(repeating: 0)
+            }
+            periodLoudspeaker.withUnsafeMutableBufferPointer { period in
+                if loudspeakerFrames > 0 { _ = period.update(fromContentsOf: loudspeaker[start..<(start + loudspeakerFrames)]) }
+                period[loudspeakerFrames...].update(repeating: 0)
             }
             start += periodFrames
             periodMicrophone.withUnsafeBufferPointer { capture in

@@ -18,7 +18,8 @@ final class OtherAudioInput: Sendable {
 
     init(deviceRate: Int, capacityFrames: Int) {
         self.deviceRate = deviceRate
-        ring = SPSCRing(minimumCapacity: capacityFrames, filledWith: 0)
+        // The producer (`enqueue`) is not real-time: capacity no sound has used yet stays out of memory.
+        ring = SPSCRing(untouchedMinimumCapacity: capacityFrames)
         producer = Mutex(Producer())
     }
 

@@ -9,7 +9,8 @@
 final class PlaybackChain {
     let deviceRate: Int
     let voiceFormat: StreamFormat
-    let blockFrameCount: Int
+    /// Most voice frames one render callback is asked for: a period's worth at the voice rate, plus one.
+    let maximumPullFrameCount: Int
     let ducker: Ducker
     var renderCallback: VoiceRenderCallback?
     /// Adds more other audio (an audio graph's mix) to each period, after the queued sounds.
@@ -36,14 +37,14 @@ final class PlaybackChain {
     init(deviceRate: Int, voiceFormat: StreamFormat, maximumPeriodFrames: Int) throws(SpeexError) {
         self.deviceRate = deviceRate
         self.voiceFormat = voiceFormat
-        blockFrameCount = voiceFormat.sampleRate / 100
+        maximumPullFrameCount = maximumPeriodFrames * voiceFormat.sampleRate / deviceRate + 2
         ducker = Ducker(sampleRate: deviceRate)
         converter = try RateConverter(inputRate: voiceFormat.sampleRate, outputRate: deviceRate,
-                                      maximumInputFrames: blockFrameCount)
+                                      maximumInputFrames: maximumPullFrameCount)
         farFIFO = SPSCRing(minimumCapacity: maximumPeriodFrames + 2 * converter.maximumOutputFrames, filledWith: 0)
-        voiceBlock = .allocate(capacity: blockFrameCount)
+        voiceBlock = .allocate(capacity: maximumPullFrameCount)
         voiceBlock.initialize(repeating: 0)
-        voiceBlockInt16 = .allocate(capacity: blockFrameCount)
+        voiceBlockInt16 = .allocate(capacity: maximumPullFrameCount)
         voiceBlockInt16.initialize(repeating: 0)
         convertedBlock = .allocate(capacity: converter.maximumOutputFrames)
         convertedBlock.initialize(repeating: 0)
@@ -90,21 +91,30 @@ final class PlaybackChain {
         }
     }
 
-    /// Asks the app for voice blocks until a period's worth of device-rate frames is queued.
+    /// Asks the app for the voice frames a period's worth of device-rate frames still lacks, in one call as a
+    /// rule: a device whose period is not a whole number of 10 ms (PipeWire's 512 frames at 48 kHz) is asked for
+    /// its own span every period (170 or 171 frames at 16 kHz), not 10 ms blocks that fall one or two to a
+    /// period, so the jitter buffer behind the callback sees evenly spaced pulls. A second, small call tops up
+    /// what conversion's rounding left short.
     private func pullFarVoice(frameCount: Int) {
         while farFIFO.availableToRead < frameCount {
+            let missing = frameCount - farFIFO.availableToRead
+            let pullCount = min(max((missing * voiceFormat.sampleRate + deviceRate - 1) / deviceRate, 1),
+                                maximumPullFrameCount)
+            let voice = UnsafeMutableBufferPointer(rebasing: voiceBlock[..<pullCount])
             if let renderCallback {
                 switch voiceFormat.sampleType {
                 case .float32:
-                    renderCallback(.float32(voiceBlock))
+                    renderCallback(.float32(voice))
                 case .int16:
-                    renderCallback(.int16(voiceBlockInt16))
-                    SampleConversion.float(from: UnsafeBufferPointer(voiceBlockInt16), into: voiceBlock)
+                    let voiceInt16 = UnsafeMutableBufferPointer(rebasing: voiceBlockInt16[..<pullCount])
+                    renderCallback(.int16(voiceInt16))
+                    SampleConversion.float(from: UnsafeBufferPointer(voiceInt16), into: voice)
                 }
             } else {
-                voiceBlock.update(repeating: 0)
+                voice.update(repeating: 0)
             }
-            let produced = converter.convert(UnsafeBufferPointer(voiceBlock), into: convertedBlock)
+            let produced = converter.convert(UnsafeBufferPointer(voice), into: convertedBlock)
             farFIFO.write(UnsafeBufferPointer(rebasing: convertedBlock[..<produced]))
         }
     }

@@ -12,7 +12,9 @@ public enum VoiceFrames {
 }
 
 /// Asks the app for far-end voice to play: fill every frame (silence when there is nothing). Called on the
-/// real-time thread once per voice block; must be real-time safe.
+/// real-time thread about once per device period, for the frames that period needs at the voice rate (160 for a
+/// 10 ms period at 16 kHz; 170 or 171 for PipeWire's 512 frames at 48 kHz; now and then a few more frames in a
+/// second call); must be real-time safe.
 public typealias VoiceRenderCallback = (_ frames: VoiceFrames) -> Void
 
 /// Tells the app that processed microphone frames are ready (`availableFrameCount` of them); the app pulls them

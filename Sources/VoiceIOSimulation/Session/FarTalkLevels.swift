@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import VoiceIO
 
 /// Mean levels (in power) over the statistics snapshots taken while the far end was audible (the unit's

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Why a ``SimulationSession`` ended early.
 public enum SimulationError: Error, Equatable, CustomStringConvertible {
@@ -11,7 +13,7 @@ public enum SimulationError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .deviceFailed(failure, periodsRun, periods, path, savedSeconds):
-            "\(failure) (the device failed after \(periodsRun) of \(periods) periods; \(path) holds the \(String(format: "%.2f", savedSeconds)) s processed until then)"
+            "\(failure) (the device failed after \(periodsRun) of \(periods) periods; \(path) holds the \(String(cFormat: "%.2f", savedSeconds)) s processed until then)"
         case let .stalled(device, periodsRun, periods, seconds):
             "\(device) ran \(periodsRun) of \(periods) periods in \(seconds) s: it stopped delivering audio"
         }

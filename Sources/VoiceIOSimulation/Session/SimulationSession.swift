@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import VoiceIO
 
 /// Runs a unit for a number of device periods: plays the far-end voice through its render callback, feeds the app

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import VoiceIO
 
 /// Deterministic generated audio for tests and demos: sines, a speech-like talker and a synthetic echo path.

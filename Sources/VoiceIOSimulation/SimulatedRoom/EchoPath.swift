@@ -34,7 +34,10 @@ final class EchoPath {
         let internalFrames = convolver.partitionFrames + (driftConverter?.latencyFrames ?? 0)
         let requested = Int(configuration.bulkDelayMilliseconds * Double(sampleRate) / 1000)
         bulkDelayFrames = max(requested, internalFrames)
-        let delayQueue = SPSCRing<Float>(minimumCapacity: bulkDelayFrames + sampleRate, filledWith: 0)
+        // Holds the bulk delay and a period in flight; with drift, a second of slack for the delay it adds (1 s
+        // lasts 10 000 s at 100 ppm). The ring wraps over all its capacity: more slack is resident for nothing.
+        let slackFrames = driftConverter == nil ? 2 * period : sampleRate
+        let delayQueue = SPSCRing<Float>(minimumCapacity: bulkDelayFrames + slackFrames, filledWith: 0)
         let prefill = [Float](repeating: 0, count: bulkDelayFrames - internalFrames)
         prefill.withUnsafeBufferPointer { _ = delayQueue.write($0) }
         self.delayQueue = delayQueue

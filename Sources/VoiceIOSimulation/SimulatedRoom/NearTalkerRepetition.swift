@@ -6,7 +6,7 @@ import VoiceIO
 /// `talkFrames` of voice each followed by `pauseFrames` of silence, as in a talk-back conversation where the
 /// other side answers in the pauses.
 public struct NearTalkerRepetition: Sendable, Hashable {
-    /// Silence between two repetitions of the recording, in frames (at the room's rate).
+    /// Silence between two repetitions of the recording, in frames (at the recording's rate, as all three are).
     public var gapFrames: Int
     /// Frames of voice per talk turn (0: no turns, the repeated recording runs on).
     public var talkFrames: Int

@@ -27,8 +27,8 @@ public final class SimulatedRoom: AudioDevice, @unchecked Sendable {
     private let speaker: UnsafeMutableBufferPointer<Float>
     private var noise: NoiseGenerator
     private let noiseAmplitude: Float
-    private let nearTalkerStartFrame: Int
-    private var frameTime = 0
+    private let nearTalker: NearTalkerStream
+    private let nearTalkerPeriod: UnsafeMutableBufferPointer<Float>
     private var cycle: DeviceIOCycle?
     private var ticker: PeriodicThread?
     private let periodCounter = Atomic<Int>(0)
@@ -42,6 +42,9 @@ public final class SimulatedRoom: AudioDevice, @unchecked Sendable {
     public init(configuration: SimulatedRoomConfiguration = .init()) throws(SimulatedRoomError) {
         guard (8000...192_000).contains(configuration.sampleRate) else {
             throw .invalidConfiguration("device rate \(configuration.sampleRate) Hz is outside 8000–192000 Hz")
+        }
+        if let rate = configuration.nearTalkerSampleRate, !(8000...192_000).contains(rate) {
+            throw .invalidConfiguration("near talker rate \(rate) Hz is outside 8000–192000 Hz")
         }
         guard configuration.periodFrames > 0, configuration.bulkDelayMilliseconds >= 0,
               configuration.bulkDelayMilliseconds <= 2000, abs(configuration.driftPPM) <= 5000 else {
@@ -68,21 +71,22 @@ public final class SimulatedRoom: AudioDevice, @unchecked Sendable {
         let response = ImpulseResponse.scaled(shape, echoReturnLossDB: configuration.echoReturnLossDB)
         do {
             echoPath = try EchoPath(configuration: configuration, impulseResponse: response)
+            nearTalker = try NearTalkerStream(configuration: configuration)
         } catch {
             throw .speex(error)
         }
         capture = .allocate(capacity: periodFrames)
         playback = .allocate(capacity: periodFrames)
         speaker = .allocate(capacity: periodFrames)
-        for buffer in [capture, playback, speaker] { buffer.initialize(repeating: 0) }
+        nearTalkerPeriod = .allocate(capacity: periodFrames)
+        for buffer in [capture, playback, speaker, nearTalkerPeriod] { buffer.initialize(repeating: 0) }
         noise = NoiseGenerator(seed: configuration.seed &+ 0x5EED)
         noiseAmplitude = configuration.noiseDBFS.map { Float(pow(10, $0 / 20)) } ?? 0
-        nearTalkerStartFrame = Int(configuration.nearTalkerStartSeconds * Double(configuration.sampleRate))
     }
 
     deinit {
         stop()
-        for buffer in [capture, playback, speaker] { buffer.deallocate() }
+        for buffer in [capture, playback, speaker, nearTalkerPeriod] { buffer.deallocate() }
     }
 
     // MARK: AudioDevice
@@ -158,24 +162,18 @@ public final class SimulatedRoom: AudioDevice, @unchecked Sendable {
         simulationTime.add(Self.monotonicNanoseconds() - simulationStart, ordering: .relaxed)
         cycle(UnsafeBufferPointer(capture), playback)
         speaker.baseAddress!.update(from: playback.baseAddress!, count: periodFrames)
-        frameTime += periodFrames
         periodCounter.add(1, ordering: .relaxed)
     }
 
     private func addNearEndAndNoise() {
-        let talker = configuration.nearTalker
-        let repetition = configuration.nearTalkerRepetition
+        nearTalker.render(into: nearTalkerPeriod)
         var components = RoomPeriodComponents()
         for index in 0..<periodFrames {
-            let talkerFrame = frameTime + index - nearTalkerStartFrame
             var sample = capture[index]
             components.echoMeanSquare += sample * sample
-            let recordingFrame = repetition.map { $0.recordingFrame(at: talkerFrame, recordingFrameCount: talker.count) }
-                ?? (talkerFrame >= 0 && talkerFrame < talker.count ? talkerFrame : nil)
-            if let recordingFrame {
-                sample += talker[recordingFrame]
-                components.nearTalkerMeanSquare += talker[recordingFrame] * talker[recordingFrame]
-            }
+            let talker = nearTalkerPeriod[index]
+            sample += talker
+            components.nearTalkerMeanSquare += talker * talker
             if noiseAmplitude > 0 { sample += noiseAmplitude * noise.nextGaussian() }
             capture[index] = sample
             components.microphoneMeanSquare += sample * sample

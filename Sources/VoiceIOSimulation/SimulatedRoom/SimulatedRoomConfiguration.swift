@@ -32,9 +32,12 @@ public struct SimulatedRoomConfiguration: Sendable {
     public var loudspeakerDrive: Float?
     /// Capture clock over playback clock minus one, in parts per million (the echo is resampled by it).
     public var driftPPM = 0.0
-    /// The near-end talker at `sampleRate` (converted by the caller), starting at `nearTalkerStartSeconds`:
-    /// played once, or repeated for as long as the room runs with `nearTalkerRepetition`.
+    /// The near-end talker at `nearTalkerSampleRate`, starting at `nearTalkerStartSeconds`: played once, or
+    /// repeated for as long as the room runs with `nearTalkerRepetition`.
     public var nearTalker: [Float] = []
+    /// The rate of `nearTalker` in Hz (nil: `sampleRate`). Another rate is converted as the room plays, so a long
+    /// recording is held at its own rate (a 16 kHz voice takes a third of the memory it takes at 48 kHz).
+    public var nearTalkerSampleRate: Int?
     public var nearTalkerRepetition: NearTalkerRepetition?
     public var nearTalkerStartSeconds = 0.0
     /// White noise floor at the microphone, RMS in dBFS (nil: none).

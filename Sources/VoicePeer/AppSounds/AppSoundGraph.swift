@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import VoiceIO
 
 /// The app sounds of `simulate` and `call` as an audio graph on the unit: one mixer bus per `--play` file
@@ -28,7 +30,7 @@ final class AppSoundGraph {
             mixer.setVolume(decibels: Float(file.gainDB), bus: bus, rampMilliseconds: 0)
             players.append(player)
         }
-        labels = files.map { String(format: "%@ (gain %+.1f dB)", ($0.path as NSString).lastPathComponent, $0.gainDB) }
+        labels = files.map { String(cFormat: "%@ (gain %+.1f dB)", $0.path.split(separator: "/").last.map(String.init) ?? $0.path, $0.gainDB) }
             + (ringtone ? ["ringtone"] : [])
         if ringtone {
             try graph.connect(try ToneNode(name: "ringtone", format: format, pattern: .ringtone), to: mixer,
@@ -65,7 +67,7 @@ final class AppSoundGraph {
         labels.enumerated().map { bus, label in
             let underruns = bus < players.count && players[bus].underrunCount > 0
                 ? ", \(players[bus].underrunCount) underruns" : ""
-            return String(format: "  bus %d %@: mean %.1f dBFS RMS into the mix%@", bus, label,
+            return String(cFormat: "  bus %d %@: mean %.1f dBFS RMS into the mix%@", bus, label,
                           mixer.meanInputLevelDBFS(bus: bus), underruns)
         }
     }

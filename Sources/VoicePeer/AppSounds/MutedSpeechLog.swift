@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 import VoiceIO
 
@@ -25,8 +27,8 @@ final class MutedSpeechLog: Sendable {
 
     static func text(_ event: MutedSpeechActivityEvent) -> String {
         switch event {
-        case .started(let seconds): String(format: "muted speech started at %.2f s", seconds)
-        case .ended(let seconds): String(format: "muted speech ended at %.2f s", seconds)
+        case .started(let seconds): String(cFormat: "muted speech started at %.2f s", seconds)
+        case .ended(let seconds): String(cFormat: "muted speech ended at %.2f s", seconds)
         }
     }
 

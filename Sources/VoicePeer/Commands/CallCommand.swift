@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import VoiceCall
 import VoiceIO
 import VoiceIOSimulation
@@ -31,6 +33,9 @@ struct CallCommand: ParsableCommand {
     @OptionGroup var stream: StreamOptions
     @Flag(help: "Start with voice processing bypassed.")
     var bypass = false
+    @Option(name: .customLong("block-ms"),
+            help: "Voice processing block in ms, 5 or 10 (default: 5 with --frame-ms 20 or less, else 10): 5 halves the processing delay (10 ms instead of 20) for about twice the echo canceller's CPU.")
+    var blockMilliseconds: Int?
     @Option(help: "Record the processed microphone as sent (WAV, voice rate); toggles go to FILE.events.")
     var record: String?
     @Option(name: .customLong("record-mic"), help: "Record the raw microphone (WAV, device rate).")
@@ -54,6 +59,9 @@ struct CallCommand: ParsableCommand {
     func validate() throws {
         if remote?.hasSuffix(":0") == true { throw ValidationError("--remote needs a port other than 0") }
         if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
+        if let blockMilliseconds, !VoiceProcessingSettings.processingBlockDurations.contains(blockMilliseconds) {
+            throw ValidationError("--block-ms must be 5 or 10")
+        }
         if let reportInterval {
             guard report != nil else { throw ValidationError("--report-interval needs --report") }
             try FlagRange(flag: "--report-interval", range: 0.1...86_400).check(reportInterval)
@@ -71,11 +79,14 @@ struct CallCommand: ParsableCommand {
             var (listenAddress, configuration, remotePreferences) = try sessionDescriptions.resolve(listen: listen, remote: remote)
             stream.apply(to: &configuration)
             SessionDescriptionOptions.apply(remotePreferences, to: &configuration)
-            let baseDevice = try openDevice()
+            var settings = CallEndpoint.unitSettings(for: configuration)
+            if let blockMilliseconds { settings.processingBlockMilliseconds = blockMilliseconds }
+            let baseDevice = try openDevice(settings: settings)
             let endpoint = try CallEndpoint(
                 device: baseDevice, listen: listenAddress, configuration: configuration,
                 recordings: CallRecordingPaths(sent: record, microphone: recordMic, farEnd: recordFar,
-                                               loudspeaker: recordSpeaker))
+                                               loudspeaker: recordSpeaker),
+                settings: settings)
             let unit = endpoint.unit, session = endpoint.session
             if let sdp { try writeSDP(to: sdp, session: session) }
             if let report { try TextFile.write("", to: report) }  // a bad path fails before the call, not after
@@ -86,7 +97,7 @@ struct CallCommand: ParsableCommand {
             try endpoint.start()
             try sounds?.start()
             let latency = endpoint.latency
-            print("call: \(session.localAddress) ⇄ \(configuration.remote), \(endpoint.device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(stream.voiceRate) Hz, Opus \(configuration.codecRate) Hz \(configuration.frameDurationMilliseconds) ms \(stream.bitrate) bit/s\(configuration.inbandFEC ? " FEC" : "")\(configuration.dtx ? " DTX" : "") PT \(configuration.payloadType)/\(configuration.receivedPayloadType)\(configuration.srtp.map { ", \($0)" } ?? ""), lookahead \(String(format: "%.1f", latency.encoderLookaheadMilliseconds)) ms, unit capture latency: conversion \(String(format: "%.1f", latency.conversionMilliseconds)) ms, processing \(String(format: "%.1f", latency.processingMilliseconds)) ms")
+            print("call: \(session.localAddress) ⇄ \(configuration.remote), \(endpoint.device.name) at \(unit.deviceConfiguration.sampleRate) Hz, voice \(stream.voiceRate) Hz, Opus \(configuration.codecRate) Hz \(configuration.frameDurationMilliseconds) ms \(stream.bitrate) bit/s\(configuration.inbandFEC ? " FEC" : "")\(configuration.dtx ? " DTX" : "") PT \(configuration.payloadType)/\(configuration.receivedPayloadType)\(configuration.srtp.map { ", \($0)" } ?? ""), lookahead \(String(cFormat: "%.1f", latency.encoderLookaheadMilliseconds)) ms, unit capture latency: conversion \(String(cFormat: "%.1f", latency.conversionMilliseconds)) ms, processing \(String(cFormat: "%.1f", latency.processingMilliseconds)) ms")
             fflush(nil)
             let monitor = CallMonitor(endpoint: endpoint, sounds: sounds)
             let reason = monitor.run(duration: duration, every: reportInterval.map { interval in
@@ -117,25 +128,29 @@ struct CallCommand: ParsableCommand {
 
     /// The selected device (an ALSA device is opened once here so that a missing or busy PCM fails with alsa-lib's
     /// reason before anything else).
-    private func openDevice() throws -> any AudioDevice {
-        let settings = VoiceProcessingSettings()
+    private func openDevice(settings: VoiceProcessingSettings) throws -> any AudioDevice {
         if let alsa = try audioDevice.openSystemDevice(sampleRate: settings.requestedDeviceRate,
                                                      periodMilliseconds: settings.periodMilliseconds) {
             return alsa.device
         }
-        return try makeRoom()
+        return try makeRoom(periodMilliseconds: settings.periodMilliseconds)
     }
 
-    private func makeRoom() throws -> SimulatedRoom {
+    private func makeRoom(periodMilliseconds: Double) throws -> SimulatedRoom {
         var room = SimulatedRoomConfiguration()
         room.clock = .realTime
+        room.periodMilliseconds = periodMilliseconds
         if let talker {
-            let voice = try AudioFileReader.monoSamples(path: talker, sampleRate: room.sampleRate)
+            // Held at the file's rate: the room converts it as it plays.
+            let reader = try AudioFileReader(path: talker)
+            let voice = try reader.readAllMono()
             guard !voice.isEmpty else { throw CommandFailure("\(talker): no audio") }
+            let rate = reader.format.sampleRate
             room.nearTalker = voice
+            room.nearTalkerSampleRate = rate
             room.nearTalkerRepetition = NearTalkerRepetition(
-                gapFrames: room.sampleRate, talkFrames: turn.map { Int($0.talkSeconds * Double(room.sampleRate)) } ?? 0,
-                pauseFrames: turn.map { Int($0.pauseSeconds * Double(room.sampleRate)) } ?? 0)
+                gapFrames: rate, talkFrames: turn.map { Int($0.talkSeconds * Double(rate)) } ?? 0,
+                pauseFrames: turn.map { Int($0.pauseSeconds * Double(rate)) } ?? 0)
             room.nearTalkerStartSeconds = talkerDelay
         }
         return try SimulatedRoom(configuration: room)
@@ -156,7 +171,7 @@ struct CallCommand: ParsableCommand {
             format: try OpusFormat(sampleRate: session.configuration.codecRate,
                                    frameDurationMilliseconds: session.configuration.frameDurationMilliseconds),
             bitsPerSecond: stream.bitrate, inbandFEC: session.configuration.inbandFEC, dtx: session.configuration.dtx,
-            sessionID: UInt64(Date().timeIntervalSince1970),
+            sessionID: UInt64(time(nil)),
             crypto: session.configuration.srtp.map { [SDPCrypto(tag: 1, key: $0.sending)] } ?? [],
             ssrc: session.statistics.localSSRC)
         try TextFile.write(description.text, to: path, ownerOnly: session.configuration.srtp != nil)

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A command's failure, reported as one line on standard error with a non-zero exit, never a stack trace.
 struct CommandFailure: Error, CustomStringConvertible {
@@ -15,7 +17,7 @@ struct CommandFailure: Error, CustomStringConvertible {
             throw exit
         } catch {
             let line = "voicepeer: error: \(error)\n"
-            FileHandle.standardError.write(Data(line.utf8))
+            StandardError.write(line)
             throw ExitCode.failure
         }
     }

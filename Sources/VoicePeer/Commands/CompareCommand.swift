@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import VoiceCall
 import VoiceIO
 
@@ -32,6 +34,11 @@ struct CompareCommand: ParsableCommand {
     var referenceStartSeconds: Double?
     @Option(name: .customLong("test-start"), help: "When the test's frame 0 happened, on the same clock.")
     var testStartSeconds: Double?
+    @Option(name: .customLong("reference-timeline"),
+            help: "With --reference-start: when each of the reference's periods happened (voicepeer call's FILE.timeline beside a device recording), so delay_ms counts real time however the device ran.")
+    var referenceTimeline: String?
+    @Option(name: .customLong("test-timeline"), help: "With --test-start: the test's timeline.")
+    var testTimeline: String?
     @Flag(help: "Print the result as one JSON object (keys lagMilliseconds, correlation, testRMSDBFS, delayMilliseconds).")
     var json = false
 
@@ -55,6 +62,9 @@ struct CompareCommand: ParsableCommand {
         guard (referenceStartSeconds == nil) == (testStartSeconds == nil) else {
             throw ValidationError("--reference-start and --test-start go together")
         }
+        guard referenceTimeline == nil || referenceStartSeconds != nil, testTimeline == nil || testStartSeconds != nil else {
+            throw ValidationError("--reference-timeline and --test-timeline need --reference-start and --test-start")
+        }
     }
 
     func run() throws {
@@ -62,14 +72,27 @@ struct CompareCommand: ParsableCommand {
             let reader = try AudioFileReader(path: reference)
             let rate = reader.format.sampleRate
             let original = try reader.readAllMono()
+            let testRate = try AudioFileReader(path: test).format.sampleRate
             let received = try AudioFileReader.monoSamples(path: test, sampleRate: rate)
+            let referenceTimes = try referenceTimeline.map { path throws in try RecordingTimeline(path: path, sampleRate: rate) }
+            let testTimes = try testTimeline.map { path throws in try RecordingTimeline(path: path, sampleRate: testRate) }
             let start = min(original.count, Int(skipSeconds * Double(rate)))
             let end = min(original.count, start + Int(lengthSeconds * Double(rate)))
             let maxLag = Int(maxLagMilliseconds * Double(rate) / 1000)
             let window = Array(original[start..<end])
+            // Where the test is searched: around the frame played at the reference window's time when timelines
+            // place both (two devices that ran late by different amounts drift apart in frames), else at the
+            // same frame.
+            var center = start
+            if let referenceStartSeconds, let testStartSeconds, referenceTimes != nil || testTimes != nil {
+                let seconds = referenceStartSeconds - testStartSeconds
+                    + (referenceTimes?.secondsFromStart(toFrame: Double(start)) ?? Double(start) / Double(rate))
+                let testFrame = testTimes?.frame(atSecondsFromStart: seconds) ?? seconds * Double(testRate)
+                center = Int((testFrame * Double(rate) / Double(testRate)).rounded())
+            }
             let result = window.withUnsafeBufferPointer { reference in
                 received.withUnsafeBufferPointer { test in
-                    SignalAlignment.find(reference: reference, test: test, lagRange: (start - maxLag)...(start + maxLag))
+                    SignalAlignment.find(reference: reference, test: test, lagRange: (center - maxLag)...(center + maxLag))
                 }
             }
             let lagMilliseconds = Double(result.lagFrames - start) * 1000 / Double(rate)
@@ -86,18 +109,23 @@ struct CompareCommand: ParsableCommand {
                 }
             }
             if let referenceStartSeconds, let testStartSeconds {
-                // The same sound is at reference frame i and test frame i + lag: its delay on the common clock.
-                comparison.delayMilliseconds = lagMilliseconds + (testStartSeconds - referenceStartSeconds) * 1000
+                // The same sound is at reference frame `start` and test frame `result.lagFrames` (at the reference's
+                // rate): its delay on the common clock, each frame placed by its timeline when there is one.
+                let referenceSeconds = referenceTimes?.secondsFromStart(toFrame: Double(start))
+                    ?? Double(start) / Double(rate)
+                let testFrame = Double(result.lagFrames) * Double(testRate) / Double(rate)
+                let testSeconds = testTimes?.secondsFromStart(toFrame: testFrame) ?? testFrame / Double(testRate)
+                comparison.delayMilliseconds = (testStartSeconds + testSeconds - referenceStartSeconds - referenceSeconds) * 1000
             }
             if json {
                 print(try ReportJSON.encode(comparison), terminator: "")
                 return
             }
-            var line = String(format: "lag_ms=%.1f correlation=%.3f test_rms_dbfs=%.1f", lagMilliseconds, result.correlation, level)
+            var line = String(cFormat: "lag_ms=%.1f correlation=%.3f test_rms_dbfs=%.1f", lagMilliseconds, result.correlation, level)
             if windowSeconds != nil {
-                line += comparison.windowedCorrelation.map { String(format: " windowed_correlation=%.3f", $0) } ?? " windowed_correlation=none"
+                line += comparison.windowedCorrelation.map { String(cFormat: " windowed_correlation=%.3f", $0) } ?? " windowed_correlation=none"
             }
-            if let delay = comparison.delayMilliseconds { line += String(format: " delay_ms=%.1f", delay) }
+            if let delay = comparison.delayMilliseconds { line += String(cFormat: " delay_ms=%.1f", delay) }
             print(line)
         }
     }

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import VoiceIO
 
 /// `voicepeer process`: offline echo cancellation of a recorded microphone against the loudspeaker signal.

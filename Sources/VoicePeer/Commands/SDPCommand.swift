@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import VoiceCall
 import VoiceIO
 
@@ -44,7 +46,7 @@ struct SDPCommand: ParsableCommand {
             let description = SessionDescription(
                 destination: address, origin: address, payloadType: payloadType,
                 format: try OpusFormat(sampleRate: codecRate, frameDurationMilliseconds: stream.frameMilliseconds),
-                bitsPerSecond: stream.bitrate, inbandFEC: stream.fec, dtx: stream.dtx, sessionID: UInt64(Date().timeIntervalSince1970),
+                bitsPerSecond: stream.bitrate, inbandFEC: stream.fec, dtx: stream.dtx, sessionID: UInt64(time(nil)),
                 crypto: crypto)
             try TextFile.write(description.text, to: out, ownerOnly: srtp)
         }

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import VoiceIO
 import VoiceIOSimulation
 
@@ -119,14 +121,14 @@ struct SimulateCommand: ParsableCommand {
             let isPaced = room == nil || realtime
             do {
                 try session.run(periods: totalPeriods, seconds: totalSeconds) { LiveLine.print($0) }
-                if isPaced { FileHandle.standardError.write(Data("\n".utf8)) }
+                if isPaced { StandardError.write("\n") }
             } catch {
-                if isPaced { FileHandle.standardError.write(Data("\n".utf8)) }
+                if isPaced { StandardError.write("\n") }
                 throw error
             }
             if let recordDirectory, let room { try write(room.recording(), to: recordDirectory) }
             let runReport = SimulationReport(session: session, seconds: totalSeconds)
-            let echoDelay = runReport.roomEchoDelayMilliseconds.map { String(format: "echo delay in the room %.1f ms", $0) }
+            let echoDelay = runReport.roomEchoDelayMilliseconds.map { String(cFormat: "echo delay in the room %.1f ms", $0) }
                 ?? Summary.reportedDelay(device.timing, sampleRate: unit.deviceConfiguration.sampleRate)
             Summary.print(unit.statistics, levels: session.farTalkLevels, device: device, configuration: unit.deviceConfiguration,
                           echoDelay: echoDelay, seconds: totalSeconds, bypass: bypass)
@@ -163,11 +165,11 @@ struct SimulateCommand: ParsableCommand {
 
 enum LiveLine {
     static func print(_ stats: VoiceProcessingStatistics) {
-        let line = String(format: "\rmic %6.1f  far %6.1f  app %6.1f  out %6.1f dBFS  ERLE %5.1f dB  delay %5.1f ms  agc %4.1f dB%@   ",
+        let line = String(cFormat: "\rmic %6.1f  far %6.1f  app %6.1f  out %6.1f dBFS  ERLE %5.1f dB  delay %5.1f ms  agc %4.1f dB%@   ",
                           stats.microphone.rmsDBFS, stats.farEnd.rmsDBFS, stats.otherAudio.rmsDBFS,
                           stats.processed.rmsDBFS, stats.erleDB, stats.delayMilliseconds, stats.agcGainDB,
                           stats.isDucking ? "  ducking" : "")
-        FileHandle.standardError.write(Data(line.utf8))
+        StandardError.write(line)
     }
 }
 
@@ -175,34 +177,34 @@ enum Summary {
     static func print(_ stats: VoiceProcessingStatistics, levels: FarTalkLevels, device: any AudioDevice,
                       configuration: DeviceConfiguration, echoDelay: String, seconds: Double, bypass: Bool) {
         let timing = device.timing
-        Swift.print(String(format: "ran %.1f s on %@ (%@)%@", seconds, device.name, configuration.description,
+        Swift.print(String(cFormat: "ran %.1f s on %@ (%@)%@", seconds, device.name, configuration.description,
                            bypass ? ", bypass" : ""))
         let span = stats.erle.span(bypassed: bypass)
-        Swift.print(String(format: "ERLE %.1f dB (last), %.1f dB over the %.1f s the far end played without double talk",
+        Swift.print(String(cFormat: "ERLE %.1f dB (last), %.1f dB over the %.1f s the far end played without double talk",
                            stats.erleDB, span.decibels ?? 0, span.seconds))
         let found = stats.isDelayEstimated
-            ? String(format: "delay found %.1f ms (reference delayed by %.1f ms)", stats.measuredDelayMilliseconds,
+            ? String(cFormat: "delay found %.1f ms (reference delayed by %.1f ms)", stats.measuredDelayMilliseconds,
                      stats.delayMilliseconds)
-            : String(format: "delay not found yet (reference delayed by %.1f ms)", stats.delayMilliseconds)
+            : String(cFormat: "delay not found yet (reference delayed by %.1f ms)", stats.delayMilliseconds)
         Swift.print("\(found), \(echoDelay)")
         if levels.snapshotCount > 0 {
-            Swift.print(String(format: "levels while the far end talked (dBFS RMS): mic %.1f, processed %.1f, far %.1f",
+            Swift.print(String(cFormat: "levels while the far end talked (dBFS RMS): mic %.1f, processed %.1f, far %.1f",
                                levels.microphoneDBFS, levels.processedDBFS, levels.farDBFS))
         }
-        Swift.print(String(format: "levels (last period, dBFS RMS): mic %.1f, processed %.1f, far %.1f, app %.1f",
+        Swift.print(String(cFormat: "levels (last period, dBFS RMS): mic %.1f, processed %.1f, far %.1f, app %.1f",
                            stats.microphone.rmsDBFS, stats.processed.rmsDBFS, stats.farEnd.rmsDBFS,
                            stats.otherAudio.rmsDBFS))
-        Swift.print(String(format: "AGC gain %.1f dB, ducking %@, periods %d, dropped input frames %d",
+        Swift.print(String(cFormat: "AGC gain %.1f dB, ducking %@, periods %d, dropped input frames %d",
                            stats.agcGainDB, stats.isDucking ? "on" : "off", stats.periodCount,
                            stats.inputOverflowFrameCount))
-        Swift.print(String(format: "device: xruns %d, drift %.0f ppm, real-time I/O thread %@", stats.deviceXrunCount,
+        Swift.print(String(cFormat: "device: xruns %d, drift %.0f ppm, real-time I/O thread %@", stats.deviceXrunCount,
                            stats.driftPPM, timing.isRealTimeScheduled ? "yes (SCHED_FIFO)" : "no"))
     }
 
     /// The device's own playback plus capture delay, as a phrase for the delay line.
     static func reportedDelay(_ timing: DeviceTiming, sampleRate: Int) -> String {
         let frames = timing.playbackDelayFrames + timing.captureDelayFrames
-        return String(format: "device reports %.1f ms (playback %d + capture %d frames)",
+        return String(cFormat: "device reports %.1f ms (playback %d + capture %d frames)",
                       Double(frames) * 1000 / Double(sampleRate), timing.playbackDelayFrames, timing.captureDelayFrames)
     }
 }

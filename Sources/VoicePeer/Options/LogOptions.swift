@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 
 /// `--log-level`: which of the library's diagnostics (device recovery, dropped packets, resets) reach standard
@@ -47,7 +49,7 @@ struct StandardErrorLogHandler: LogHandler {
         let details = merged.isEmpty ? ""
             : " (" + merged.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + ")"
         let line = "\(Self.clearsLine ? "\r\u{1B}[K" : "")[\(event.level)] \(label): \(event.message)\(details)\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        StandardError.write(line)
     }
 }
 

@@ -15,6 +15,8 @@ struct StreamOptions: ParsableArguments {
     var fec = false
     @Flag(help: "Opus discontinuous transmission (send nothing during silence).")
     var dtx = false
+    @Option(help: "Opus encoder complexity, 0-10 (default: the call's, 9).")
+    var complexity: Int?
 
     func validate() throws {
         guard StreamFormat.voiceRates.contains(voiceRate) else {
@@ -23,6 +25,7 @@ struct StreamOptions: ParsableArguments {
         guard OpusFormat.frameDurationsMilliseconds.contains(frameMilliseconds) else {
             throw ValidationError("--frame-ms must be one of 10, 20, 40, 60")
         }
+        if let complexity, !(0...10).contains(complexity) { throw ValidationError("--complexity must be within 0-10") }
         guard OpusFormat.bitrateRange.contains(bitrate) else {
             throw ValidationError("--bitrate must be within \(OpusFormat.bitrateRange.lowerBound)–\(OpusFormat.bitrateRange.upperBound)")
         }
@@ -35,5 +38,6 @@ struct StreamOptions: ParsableArguments {
         configuration.bitsPerSecond = bitrate
         configuration.inbandFEC = fec
         configuration.dtx = dtx
+        if let complexity { configuration.opusComplexity = complexity }
     }
 }

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import VoiceCall
 import VoiceIO
 
@@ -75,7 +77,7 @@ final class CallMonitor {
             let statistics = endpoint.statistics
             if let sounds, sounds.isRinging, statistics.unit.farEnd.rmsDBFS > AppSoundGraph.farVoiceThresholdDBFS {
                 sounds.stopRinging()
-                report(String(format: "%.3f s: ringtone stopped, the far end talks", seconds), at: seconds,
+                report(String(cFormat: "%.3f s: ringtone stopped, the far end talks", seconds), at: seconds,
                        event: "ringtone stopped", isStatusTerminal)
             }
             let line = CallStatusLine.text(seconds: seconds, unit: statistics.unit, call: statistics.call,
@@ -91,14 +93,14 @@ final class CallMonitor {
     }
 
     private func finishLine(_ reason: StopReason, _ isStatusTerminal: Bool) -> StopReason {
-        if isStatusTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
+        if isStatusTerminal { StandardError.write("\n") }
         return reason
     }
 
     private func toggle(by source: String, _ isStatusTerminal: Bool) {
         let when = endpoint.toggleBypass(source: source)
-        if isStatusTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
-        print(String(format: "%.3f s: bypass %@ (%@)", when, endpoint.bypass ? "on" : "off", source))
+        if isStatusTerminal { StandardError.write("\n") }
+        print(String(cFormat: "%.3f s: bypass %@ (%@)", when, endpoint.bypass ? "on" : "off", source))
         fflush(nil)
     }
 
@@ -106,13 +108,13 @@ final class CallMonitor {
         endpoint.isMicrophoneMuted.toggle()
         let state = endpoint.isMicrophoneMuted ? "on" : "off"
         let when = seconds
-        report(String(format: "%.3f s: mute %@ (%@)", when, state, source), at: when,
+        report(String(cFormat: "%.3f s: mute %@ (%@)", when, state, source), at: when,
                event: "mute \(state)\t\(source)", isStatusTerminal)
     }
 
     /// Prints `line` (below the status line) and notes `event` at `when` seconds in the call's events file.
     private func report(_ line: String, at when: Double, event: String, _ isStatusTerminal: Bool) {
-        if isStatusTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
+        if isStatusTerminal { StandardError.write("\n") }
         print(line)
         fflush(nil)
         endpoint.noteEvent(event, atSeconds: when)
@@ -120,14 +122,14 @@ final class CallMonitor {
 
     func printSummary(_ report: CallReport) {
         let call = report.call
-        print(String(format: "call ended after %.1f s (%@); bypass toggled %d times, now %@", report.seconds,
+        print(String(cFormat: "call ended after %.1f s (%@); bypass toggled %d times, now %@", report.seconds,
                      report.stopReason ?? "running", report.bypassToggles, report.bypass ? "on" : "off"))
         print("  sent: \(call.packetsSent) packets, \(call.payloadBytesSent) payload bytes, \(call.framesSkippedByDTX) DTX frames, \(call.sendErrors) send errors, \(call.rtcpSent) RTCP")
-        print(String(format: "  received: %d packets, lost %lld, jitter %.1f ms, %d RTCP, RTT %@", call.packetsReceived,
+        print(String(cFormat: "  received: %d packets, lost %lld, jitter %.1f ms, %d RTCP, RTT %@", call.packetsReceived,
                      call.packetsLost, call.jitterMilliseconds, call.rtcpReceived,
-                     call.roundTripMilliseconds.map { String(format: "%.1f ms", $0) } ?? "unknown"))
+                     call.roundTripMilliseconds.map { String(cFormat: "%.1f ms", $0) } ?? "unknown"))
         let buffer = call.jitterBuffer
-        print(String(format: "  jitter buffer: delay %.0f ms (target %.0f), concealed %d, FEC %d, late %d, duplicates %d, underruns %d",
+        print(String(cFormat: "  jitter buffer: delay %.0f ms (target %.0f), concealed %d, FEC %d, late %d, duplicates %d, underruns %d",
                      buffer.delayMilliseconds, buffer.targetDelayMilliseconds, buffer.concealed, buffer.fecRecovered,
                      buffer.late, buffer.duplicates, buffer.underruns))
         print(CallStatusLine.latencyControlSummary(buffer))
@@ -135,26 +137,26 @@ final class CallMonitor {
         print("  dropped: \(call.droppedTotal)\(drops.isEmpty ? "" : " (\(drops))"); SSRC takeovers \(call.sourceTakeovers)")
         for (bypassed, label) in [(false, "processing"), (true, "bypass")] {
             if let span = report.echoGroundTruth?.span(bypassed: bypassed), let decibels = span.decibels {
-                print(String(format: "  ERLE with %@: %.1f dB over %.1f s of far-end echo alone (near talker silent, the room's ground truth)",
+                print(String(cFormat: "  ERLE with %@: %.1f dB over %.1f s of far-end echo alone (near talker silent, the room's ground truth)",
                              label, decibels, span.seconds))
             }
             let unitSpan = report.unit.erle.span(bypassed: bypassed)
             guard let decibels = unitSpan.decibels else { continue }
-            print(String(format: "  unit's own ERLE estimate with %@: %.1f dB over %.1f s of far-end voice", label,
+            print(String(cFormat: "  unit's own ERLE estimate with %@: %.1f dB over %.1f s of far-end voice", label,
                          decibels, unitSpan.seconds))
         }
         let skipped = report.unit.erle.skipped
-        print(String(format: "  unit: ERLE %.1f dB now, echo delay %.1f ms, xruns %d; ERLE windows skipped: %d quiet far end, %d double talk",
+        print(String(cFormat: "  unit: ERLE %.1f dB now, echo delay %.1f ms, xruns %d; ERLE windows skipped: %d quiet far end, %d double talk",
                      report.unit.erleDB, report.unit.delayMilliseconds, report.unit.deviceXrunCount,
                      skipped.quietReference, skipped.doubleTalk))
         let latency = report.latency
-        print(String(format: "  quality: E-model R %.1f, MOS %.2f (mouth-to-ear %.0f ms%@, loss %.2f %%)",
+        print(String(cFormat: "  quality: E-model R %.1f, MOS %.2f (mouth-to-ear %.0f ms%@, loss %.2f %%)",
                      report.quality.rFactor, report.quality.meanOpinionScore, latency.mouthToEarMilliseconds,
                      latency.networkOneWayMilliseconds == nil ? ", network unknown" : "",
                      report.quality.model.packetLossPercent))
         for recording in report.recordings {
-            let clock = recording.firstFrameSeconds.map { String(format: "; frame 0 at %.6f s monotonic", $0) } ?? ""
-            print(String(format: "  recorded %@ %@: %.1f s (%d frames) at %d Hz%@%@", recording.role, recording.path,
+            let clock = recording.firstFrameSeconds.map { String(cFormat: "; frame 0 at %.6f s monotonic", $0) } ?? ""
+            print(String(cFormat: "  recorded %@ %@: %.1f s (%d frames) at %d Hz%@%@", recording.role, recording.path,
                          Double(recording.frames) / Double(recording.sampleRate), recording.frames,
                          recording.sampleRate,
                          recording.droppedFrames > 0 ? " (\(recording.droppedFrames) frames dropped)" : "", clock))
@@ -162,8 +164,8 @@ final class CallMonitor {
         print("  mute \(endpoint.isMicrophoneMuted ? "on" : "off") at the end; muted speech started \(mutedSpeech.startCount) times")
         if let sounds { print("  app sound buses:\n" + sounds.summaryLines.map { "  " + $0 }.joined(separator: "\n")) }
         if let events = report.bypassEvents { print("  bypass, mute and muted speech events: \(events)") }
-        let roomTime = report.roomSimulationMilliseconds.map { String(format: ", room simulation %.1f ms", $0) } ?? ""
-        print(String(format: "  audio thread time: call playout (jitter buffer, Opus decoding) %.1f ms%@",
+        let roomTime = report.roomSimulationMilliseconds.map { String(cFormat: ", room simulation %.1f ms", $0) } ?? ""
+        print(String(cFormat: "  audio thread time: call playout (jitter buffer, Opus decoding) %.1f ms%@",
                      report.playoutMilliseconds, roomTime))
     }
 }

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import VoiceCall
 import VoiceIO
 
@@ -8,8 +10,8 @@ import VoiceIO
 enum CallStatusLine {
     static func text(seconds: Double, unit: VoiceProcessingStatistics, call: CallStatistics, bypass: Bool,
                      muted: Bool = false) -> String {
-        let rtt = call.roundTripMilliseconds.map { String(format: "%.0f ms", $0) } ?? "—"
-        return String(format: "%6.1f s  mic %6.1f  out %6.1f  far %6.1f dBFS  ERLE %5.1f dB  rx %d  loss %lld  jitter %4.1f ms  JB %4.0f ms %@  concealed %d (longest %.0f ms)  RTT %@  %@%@",
+        let rtt = call.roundTripMilliseconds.map { String(cFormat: "%.0f ms", $0) } ?? "—"
+        return String(cFormat: "%6.1f s  mic %6.1f  out %6.1f  far %6.1f dBFS  ERLE %5.1f dB  rx %d  loss %lld  jitter %4.1f ms  JB %4.0f ms %@  concealed %d (longest %.0f ms)  RTT %@  %@%@",
                       seconds, unit.microphone.rmsDBFS, unit.processed.rmsDBFS, unit.farEnd.rmsDBFS, unit.erleDB,
                       call.packetsReceived, call.packetsLost, call.jitterMilliseconds, call.jitterBuffer.delayMilliseconds,
                       latencyControl(call.jitterBuffer), call.jitterBuffer.concealed,
@@ -19,18 +21,19 @@ enum CallStatusLine {
 
     /// Milliseconds the jitter buffer removed and added to hold its target, as "−R/+A".
     static func latencyControl(_ buffer: JitterBufferStatistics) -> String {
-        String(format: "−%.0f/+%.0f", buffer.removedMilliseconds, buffer.expandedMilliseconds)
+        String(cFormat: "−%.0f/+%.0f", buffer.removedMilliseconds, buffer.expandedMilliseconds)
     }
 
     /// The summary's line on latency control: what was removed (and how) and added, in milliseconds.
     static func latencyControlSummary(_ buffer: JitterBufferStatistics) -> String {
-        String(format: "  latency control: removed %.0f ms (skipped %.0f after pauses, silence %.0f, accelerated %.0f), added %.0f ms (expanded), puller pauses %d",
-               buffer.removedMilliseconds, buffer.skippedMilliseconds, buffer.silenceDroppedMilliseconds,
+        String(cFormat: "  latency control: removed %.0f ms (skipped %.0f after pauses, %.0f in bursts, silence %.0f, accelerated %.0f), added %.0f ms (expanded), puller pauses %d",
+               buffer.removedMilliseconds, buffer.skippedMilliseconds, buffer.burstSkippedMilliseconds,
+               buffer.silenceDroppedMilliseconds,
                buffer.acceleratedMilliseconds, buffer.expandedMilliseconds, buffer.pullGaps)
     }
 
     /// Rewrites the line in place on a terminal (standard error).
     static func show(_ text: String) {
-        FileHandle.standardError.write(Data("\r\(text)\u{1B}[K".utf8))
+        StandardError.write("\r\(text)\u{1B}[K")
     }
 }

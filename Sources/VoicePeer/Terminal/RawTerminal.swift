@@ -1,4 +1,7 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
 
 /// Puts a terminal on standard input into raw-ish mode (no line buffering, no echo; Ctrl-C still raises
 /// SIGINT) so single key presses can be read, and restores the saved settings on `restore`, on exit, and
@@ -37,16 +40,15 @@ final class RawTerminal {
 
     /// The settings to go back to, kept where an atexit handler can reach them.
     private final class SavedSettings: @unchecked Sendable {
-        private let lock = NSLock()
-        private var settings: termios?
+        private let settings = Mutex<termios?>(nil)
 
-        func store(_ value: termios) { lock.withLock { settings = value } }
+        func store(_ value: termios) { settings.withLock { $0 = value } }
 
         func restore() {
-            lock.withLock {
-                guard var settings else { return }
-                tcsetattr(STDIN_FILENO, TCSANOW, &settings)
-                self.settings = nil
+            settings.withLock { settings in
+                guard var saved = settings else { return }
+                tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+                settings = nil
             }
         }
     }

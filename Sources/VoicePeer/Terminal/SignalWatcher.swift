@@ -1,5 +1,7 @@
 import Dispatch
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// Turns SIGINT, SIGTERM and SIGHUP into a stop request and counts SIGUSR1 and SIGUSR2, handled on a dispatch queue

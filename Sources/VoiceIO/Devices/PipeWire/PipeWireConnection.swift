@@ -1,5 +1,12 @@
 import CPipeWire
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// One client connection to a PipeWire server: a `pw_thread_loop` (the thread that runs libpipewire's events),

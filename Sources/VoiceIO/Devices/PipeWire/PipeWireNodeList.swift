@@ -130,7 +130,7 @@ private final class RegistryCollector {
 
     /// The `name` of a metadata value such as `{ "name": "room" }` (the form the session manager writes).
     static func nodeName(inJSON value: String) -> String? {
-        guard let key = value.range(of: "\"name\"") else { return nil }
+        guard let key = value.firstRange(of: "\"name\"") else { return nil }
         let rest = value[key.upperBound...].drop { $0 == " " || $0 == ":" }
         guard rest.first == "\"" else { return nil }
         let body = rest.dropFirst()
