@@ -22,6 +22,8 @@ extension ALSAPulseLoopbackTests {
         /// How far the loopback's delivery fell behind the wall clock, at worst, over the watched span (from
         /// `watchFromSeconds`): the audio a starved daemon dropped or held back, in milliseconds.
         var lateMilliseconds: Double
+        /// The same, watched from shortly after the stall (0 without one): lateness the stall did not cause.
+        var lateAfterStallMilliseconds: Double
         /// The device's buffer, in milliseconds.
         var bufferMilliseconds: Double
 
@@ -31,6 +33,19 @@ extension ALSAPulseLoopbackTests {
             if statistics.deviceXrunCount > 0 { return "the device reported \(statistics.deviceXrunCount) xrun(s)" }
             if lateMilliseconds > bufferMilliseconds {
                 return "the loopback delivered up to \(Int(lateMilliseconds)) ms late (buffer \(Int(bufferMilliseconds)) ms)"
+            }
+            return nil
+        }
+
+        /// Why a run with a planned stall was cut by the machine beyond that stall (nil: only the stall): xruns
+        /// before it, or the loopback falling behind by more than the buffer once the device had recovered.
+        var disturbanceBesideTheStall: String? {
+            if let before = beforeStall, before.deviceXrunCount > 0 {
+                return "the device reported \(before.deviceXrunCount) xrun(s) before the stall"
+            }
+            if lateAfterStallMilliseconds > bufferMilliseconds {
+                return "the loopback delivered up to \(Int(lateAfterStallMilliseconds)) ms late after the stall"
+                    + " (buffer \(Int(bufferMilliseconds)) ms)"
             }
             return nil
         }
@@ -65,6 +80,7 @@ extension ALSAPulseLoopbackTests {
         let configuration = unit.deviceConfiguration
         return EchoRun(microphone: device.microphone.frames, processed: processed, statistics: unit.statistics,
                        beforeStall: beforeStall, stall: device.gap, lateMilliseconds: device.lateMilliseconds,
+                       lateAfterStallMilliseconds: device.lateAfterStallMilliseconds,
                        bufferMilliseconds: Double(configuration.bufferFrames) * 1000 / Double(configuration.sampleRate))
     }
 
@@ -104,9 +120,22 @@ extension ALSAPulseLoopbackTests {
     /// statistics count the xrun, the cycles go on, the delay estimate stays, and the canceller is back to 15 dB
     /// within 2.75 s. (PulseAudio restarts the pair with an echo delay up to about 100 frames off the old one, so
     /// the adaptive filter has to reconverge: that takes 0.75–2 s here, against about 1.5 s at the first start.)
+    ///
+    /// A run the machine disturbed beside the planned stall (xruns before it, a starved daemon after it) is
+    /// repeated (3 at most) and the reason printed, as in `theUnitRemovesTheLoopbacksEcho`: such cuts move the
+    /// echo path again (seen under load and AddressSanitizer: 4.6 dB, delay 5 ms off).
     @Test func theUnitKeepsCancellingAcrossAnXrun() throws {
         let stallSeconds = 3.0
-        let run = try Self.runEcho(seconds: 6, bypass: false, stallAtSeconds: stallSeconds, stallMilliseconds: 160)
+        func stalledRun() throws -> EchoRun {
+            try Self.runEcho(seconds: 6, bypass: false, stallAtSeconds: stallSeconds, stallMilliseconds: 160)
+        }
+        var run = try stalledRun()
+        var attempts = 1
+        while let disturbance = run.disturbanceBesideTheStall, attempts < 3 {
+            print("pulse echo xrun: attempt \(attempts) repeated: \(disturbance)")
+            run = try stalledRun()
+            attempts += 1
+        }
         let before = try #require(run.beforeStall)
         let gap = try #require(run.stall, "the stall never happened")
         let reduction = run.reductionDB(fromSeconds: 4.5, toSeconds: 6)
@@ -121,7 +150,8 @@ extension ALSAPulseLoopbackTests {
               + " before: \(Self.describe(before)); after: \(Self.describe(run.statistics));"
               + " reduction per 250 ms from the stall: \(timeline) dB; back to 15 dB after"
               + " \(reconverged.map { "\(Int(($0.start - stallSeconds) * 1000)) ms" } ?? "never");"
-              + " reduction \(reduction) dB over 1.5–3 s after the stall")
+              + " reduction \(reduction) dB over 1.5–3 s after the stall; attempt \(attempts)"
+              + (run.disturbanceBesideTheStall.map { ", still disturbed: \($0)" } ?? ""))
         #expect(run.statistics.deviceXrunCount > before.deviceXrunCount)
         // The instrument theUnitRemovesTheLoopbacksEcho repeats on sees this cut too, by the lateness alone.
         #expect(run.lateMilliseconds > run.bufferMilliseconds, "late at most \(run.lateMilliseconds) ms")
@@ -146,16 +176,15 @@ final class StallingTapDevice: AudioDevice, @unchecked Sendable {
     let microphone: FrameRecorder
     private let stallAtCycle: Int?
     private let stallMicroseconds: UInt32
-    private let watchFromCycle: Int
     private let cycles = Atomic<Int>(0)
     private let lostMicroseconds = Atomic<Int>(-1)
     private let lateMicroseconds = Atomic<Int>(0)
     private var sampleRate = 1
     private var markNanoseconds = 0
     private var framesSinceMark = 0
-    private var watchStartNanoseconds = 0
-    private var framesSinceWatchStart = 0
-    private var earliestSlipNanoseconds = Int.max
+    private var watch: DeliveryWatch
+    private var watchAfterStall: DeliveryWatch?
+    private let lateAfterStallMicroseconds = Atomic<Int>(0)
 
     /// `watchFromCycle`: the cycle from which `lateMilliseconds` watches the delivery.
     init(_ wrapped: any AudioDevice, capacityFrames: Int, stallAtCycle: Int?, stallMicroseconds: UInt32,
@@ -164,13 +193,20 @@ final class StallingTapDevice: AudioDevice, @unchecked Sendable {
         microphone = FrameRecorder(capacity: capacityFrames)
         self.stallAtCycle = stallAtCycle
         self.stallMicroseconds = stallMicroseconds
-        self.watchFromCycle = watchFromCycle
+        watch = DeliveryWatch(fromCycle: watchFromCycle)
+        watchAfterStall = stallAtCycle.map { DeliveryWatch(fromCycle: $0 + Self.recoveryCycles) }
     }
+
+    /// Cycles after the stall from which `lateAfterStallMilliseconds` watches: the device has recovered by then.
+    static let recoveryCycles = 50
 
     /// From the watched cycle on, how much later than at its earliest the capture arrived, measured against
     /// the audio delivered (wall-clock time minus delivered frames' duration), in milliseconds: 0 when the
     /// loopback kept pace, the dropped or held-back audio when it did not.
     var lateMilliseconds: Double { Double(lateMicroseconds.load(ordering: .relaxed)) / 1000 }
+
+    /// The same, watched from `recoveryCycles` after the stall: lateness the stall itself did not cause.
+    var lateAfterStallMilliseconds: Double { Double(lateAfterStallMicroseconds.load(ordering: .relaxed)) / 1000 }
 
     var name: String { wrapped.name }
     var timing: DeviceTiming { wrapped.timing }
@@ -218,22 +254,44 @@ final class StallingTapDevice: AudioDevice, @unchecked Sendable {
     }
 
     private func watchDelivery(cycle: Int, frameCount: Int) {
-        guard cycle >= watchFromCycle else { return }
         let now = Self.monotonicNanoseconds()
-        if cycle == watchFromCycle {
-            watchStartNanoseconds = now
-            framesSinceWatchStart = 0
+        if let late = watch.observe(cycle: cycle, frameCount: frameCount, sampleRate: sampleRate, now: now),
+           late > lateMicroseconds.load(ordering: .relaxed) {
+            lateMicroseconds.store(late, ordering: .relaxed)
         }
-        let slip = now - watchStartNanoseconds - framesSinceWatchStart * 1_000_000_000 / sampleRate
-        earliestSlipNanoseconds = min(earliestSlipNanoseconds, slip)
-        let late = (slip - earliestSlipNanoseconds) / 1000
-        if late > lateMicroseconds.load(ordering: .relaxed) { lateMicroseconds.store(late, ordering: .relaxed) }
-        framesSinceWatchStart += frameCount
+        if let late = watchAfterStall?.observe(cycle: cycle, frameCount: frameCount, sampleRate: sampleRate, now: now),
+           late > lateAfterStallMicroseconds.load(ordering: .relaxed) {
+            lateAfterStallMicroseconds.store(late, ordering: .relaxed)
+        }
     }
 
     private static func monotonicNanoseconds() -> Int {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return now.tv_sec * 1_000_000_000 + now.tv_nsec
+    }
+}
+
+/// How far a stream's delivery falls behind the wall clock from a given cycle on: wall-clock time minus the
+/// delivered frames' duration, against its earliest value. Used on the I/O thread only (no allocation).
+struct DeliveryWatch {
+    let fromCycle: Int
+    private var startNanoseconds = 0
+    private var framesSinceStart = 0
+    private var earliestSlipNanoseconds = Int.max
+
+    init(fromCycle: Int) { self.fromCycle = fromCycle }
+
+    /// Records one cycle's delivery; returns how late it came in microseconds (nil before `fromCycle`).
+    mutating func observe(cycle: Int, frameCount: Int, sampleRate: Int, now: Int) -> Int? {
+        guard cycle >= fromCycle else { return nil }
+        if cycle == fromCycle {
+            startNanoseconds = now
+            framesSinceStart = 0
+        }
+        let slip = now - startNanoseconds - framesSinceStart * 1_000_000_000 / sampleRate
+        earliestSlipNanoseconds = min(earliestSlipNanoseconds, slip)
+        framesSinceStart += frameCount
+        return (slip - earliestSlipNanoseconds) / 1000
     }
 }
