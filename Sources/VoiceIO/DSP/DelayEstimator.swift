@@ -130,6 +130,7 @@ public final class DelayEstimator {
     private var averagedPartitions = 0.0
     private var partitionsSinceReferenceActive = Int.max / 2
     private var referenceFloor: Float = 1
+    private var hasHeardReference = false
     private var partitionsSinceSearch = 0
     private var candidateLag = -1
     /// Searches in a row the candidate lag has won (each peak at least `persistentPeakToFloor`), and how many of
@@ -225,9 +226,13 @@ public final class DelayEstimator {
         var referenceEnergy: Float = 0
         for i in partition..<(2 * partition) { referenceEnergy += referenceWindow[i] * referenceWindow[i] }
         referenceEnergy /= Float(partition)
-        // The reference is digital: activity is an absolute floor or a clear rise over its own slow minimum.
+        // The reference is digital: activity is an absolute floor or a clear rise over its own slow minimum. Its
+        // first sound is a rise too, out of the silence before the stream: a sound there from the first frame
+        // (the unit's app sounds) would set the minimum and count as background until it rose 6 dB over it.
         referenceFloor = min(referenceFloor * 1.003, max(referenceEnergy, 1e-10))
-        let active = referenceEnergy > max(1e-8, 4 * referenceFloor)
+        let audible = referenceEnergy > 1e-8
+        let active = audible && (referenceEnergy > 4 * referenceFloor || !hasHeardReference)
+        hasHeardReference = hasHeardReference || audible
         partitionsSinceReferenceActive = active ? 0 : partitionsSinceReferenceActive + 1
 
         // Newest reference window spectrum into the ring.
