@@ -27,7 +27,18 @@ import Glibc
 /// reverberant tail barely lifts), mapped to 0 ... 1. The first estimate is the strongest peak, published
 /// after two agreeing confident searches; afterwards the strongest peak within ±1.5 ms of the current one is
 /// followed at once (drift) as long as it holds 70 % of the global peak, while a peak elsewhere must win
-/// three searches in a row before the estimate jumps (echo-path change), so the estimate does not flap.
+/// three confident searches in a row before the estimate jumps (echo-path change), so the estimate does not
+/// flap.
+///
+/// Tonal sound holds the peak low: a sustained partial or a pure tone correlates with the reference at every
+/// lag, and whitening lifts its bins to the level of the rest, so they add a sinusoid over all lags to the
+/// floor. Held music with a chime of two pure tones every 3 s (`scripts/app-sounds`) peaked at its echo delay
+/// in every search for 30 s with a peak-to-floor ratio of 4-9, and the estimate came after 29.7 s: the confident
+/// ratio (9) held for two searches only then. A peak that is the strongest at the same lag for 2 s of searches
+/// in a row, at a ratio of at least 4, is published too (first estimate or jump): the averages forget in about
+/// 0.8 s, so a chance peak of unrelated sound moves as they forget (music against other music without an
+/// echo, once the averages hold 1.6 s of sound, held 1.0 s at most).
+///
 /// The estimate is the strongest arrival, usually the direct path; when a reflection is stronger, the direct
 /// path comes up to a few tens of ms earlier, so a delay line should keep a margin before the estimate. Averaging only runs
 /// while the reference was active within the maximum delay, so far-end silences do not erase it; the first
@@ -60,6 +71,14 @@ public final class DelayEstimator {
     private static var searchIntervalPartitions: Int { 4 }
     private static var forgettingPartitions: Double { 50.0 }
     private static var lockPeakToFloor: Float { 9 }
+    /// A weaker peak counts towards a persistent lock: see `persistentLockSeconds`. Against a microphone that
+    /// hears only noise, the strongest lag's ratio is about 3.7 (median; chance peaks reach 6.6).
+    private static var persistentPeakToFloor: Float { 4 }
+    /// How long one lag must win every search, each peak at least `persistentPeakToFloor`, to be published.
+    private static var persistentLockSeconds: Double { 2.0 }
+    /// Partitions averaged before weaker peaks count: the first averages, over little sound, hold chance peaks
+    /// longer (music against other music held one for 2 s from the first search).
+    private static var partitionsBeforePersistentLock: Double { 2 * forgettingPartitions }
     private static var confidentPeakToFloor: Float { 20 }
     private static var searchesToLock: Int { 2 }
     private static var searchesToJump: Int { 3 }
@@ -71,6 +90,8 @@ public final class DelayEstimator {
     private static var partitionsBeforeSearch: Double { 20.0 }
 
     private let partitionCount: Int
+    /// Searches in `persistentLockSeconds`.
+    private let searchesToLockPersistently: Int
     private let lagCount: Int
     private let decimatedRate: Double
     private let fft: RealFFT
@@ -109,9 +130,13 @@ public final class DelayEstimator {
     private var averagedPartitions = 0.0
     private var partitionsSinceReferenceActive = Int.max / 2
     private var referenceFloor: Float = 1
+    private var hasHeardReference = false
     private var partitionsSinceSearch = 0
     private var candidateLag = -1
+    /// Searches in a row the candidate lag has won (each peak at least `persistentPeakToFloor`), and how many of
+    /// the last of them were confident (at least `lockPeakToFloor`).
     private var candidateCount = 0
+    private var confidentCandidateCount = 0
     private var lockedLag: Double?
 
     /// `sampleRate`: 4000 ... 192000 frames per second. `blockFrameCount`: largest block `process` receives
@@ -127,6 +152,8 @@ public final class DelayEstimator {
         let maximumLag = Int((maximumDelayMilliseconds / 1000 * decimatedRate).rounded(.up)) + 2
         partitionCount = (maximumLag + partition - 1) / partition
         lagCount = partitionCount * partition
+        let searchSeconds = Double(Self.searchIntervalPartitions * partition) / decimatedRate
+        searchesToLockPersistently = Int((Self.persistentLockSeconds / searchSeconds).rounded(.up))
         fft = RealFFT(frameCount: 2 * partition)
         binCount = partition + 1
         let binHertz = decimatedRate / Double(2 * partition)
@@ -199,9 +226,13 @@ public final class DelayEstimator {
         var referenceEnergy: Float = 0
         for i in partition..<(2 * partition) { referenceEnergy += referenceWindow[i] * referenceWindow[i] }
         referenceEnergy /= Float(partition)
-        // The reference is digital: activity is an absolute floor or a clear rise over its own slow minimum.
+        // The reference is digital: activity is an absolute floor or a clear rise over its own slow minimum. Its
+        // first sound is a rise too, out of the silence before the stream: a sound there from the first frame
+        // (the unit's app sounds) would set the minimum and count as background until it rose 6 dB over it.
         referenceFloor = min(referenceFloor * 1.003, max(referenceEnergy, 1e-10))
-        let active = referenceEnergy > max(1e-8, 4 * referenceFloor)
+        let audible = referenceEnergy > 1e-8
+        let active = audible && (referenceEnergy > 4 * referenceFloor || !hasHeardReference)
+        hasHeardReference = hasHeardReference || audible
         partitionsSinceReferenceActive = active ? 0 : partitionsSinceReferenceActive + 1
 
         // Newest reference window spectrum into the ring.
@@ -290,25 +321,34 @@ public final class DelayEstimator {
             if abs(correlation[near]) >= Self.keepFraction * peak {
                 lockedLag = Double(near) + interpolatedOffset(at: near)
                 candidateCount = 0
+                confidentCandidateCount = 0
                 publish(floor: floor)
                 return
             }
         }
         // The strongest peak is elsewhere and the current one has faded: a candidate for a jump.
-        guard peak >= Self.lockPeakToFloor * floor else {
+        let isConfident = peak >= Self.lockPeakToFloor * floor
+        let counts = isConfident || (peak >= Self.persistentPeakToFloor * floor
+                                     && averagedPartitions >= Self.partitionsBeforePersistentLock)
+        guard counts else {
             candidateCount = 0
+            confidentCandidateCount = 0
             publish(floor: floor)
             return
         }
         if candidateCount > 0 && abs(peakLag - candidateLag) <= tolerance {
             candidateCount += 1
+            confidentCandidateCount = isConfident ? confidentCandidateCount + 1 : 0
         } else {
             candidateCount = 1
+            confidentCandidateCount = isConfident ? 1 : 0
         }
         candidateLag = peakLag
-        if candidateCount >= (lockedLag == nil ? Self.searchesToLock : Self.searchesToJump) {
+        let confidentSearchesNeeded = lockedLag == nil ? Self.searchesToLock : Self.searchesToJump
+        if confidentCandidateCount >= confidentSearchesNeeded || candidateCount >= searchesToLockPersistently {
             lockedLag = Double(peakLag) + interpolatedOffset(at: peakLag)
             candidateCount = 0
+            confidentCandidateCount = 0
         }
         publish(floor: floor)
     }
