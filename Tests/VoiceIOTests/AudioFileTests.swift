@@ -49,6 +49,28 @@ import VoiceIOSimulation
         #expect(zip(asInt16, sine).allSatisfy { abs(Float($0) / 32767 - max(-1, min(1, $1))) <= 1 / 32767 })
     }
 
+    @Test("a writer gathering pieces puts whole pieces in the file, the rest on close")
+    func piecesReachTheFileWhole() throws {
+        let scratch = try Scratch()
+        let path = scratch.path("pieces.wav")
+        let format = try StreamFormat(sampleRate: 16000, channelCount: 2, sampleType: .float32)
+        let samples = (0..<3400).map { Float($0 % 200) / 200 - 0.5 }
+        let writer = try AudioFileWriter(path: path, format: format, pieceFrames: 800)
+        func write(_ range: Range<Int>) throws { try samples[range].withUnsafeBufferPointer { try writer.write($0) } }
+        func framesInFile() throws -> Int { try AudioFileReader(path: path).frameCount }
+        try write(0..<1000)  // 500 frames: gathering
+        #expect(writer.framesWritten == 0)
+        #expect(try framesInFile() == 0)
+        try write(1000..<3000)  // 1500 frames in all: one piece of 800 written, 700 gathering
+        #expect(writer.framesWritten == 800)
+        #expect(try framesInFile() == 800)
+        try write(3000..<3400)  // 1700: two pieces
+        #expect(try framesInFile() == 1600)
+        writer.close()
+        #expect(writer.framesWritten == 1700)
+        #expect(try Self.readAll(path, as: Float.self) { try $0.read(into: $1) } == samples)
+    }
+
     @Test func int16RoundTripIsExact() throws {
         let scratch = try Scratch()
         let path = scratch.path("pcm16.wav")

@@ -20,6 +20,32 @@ import VoiceIOSimulation
         return output
     }
 
+    /// A copied decimator (and a converter made like another) gives exactly the frames of a fresh one, whatever
+    /// the original has processed: the same table, a history of its own.
+    @Test func aCopyConvertsLikeAFreshOne() throws {
+        let input = SyntheticAudio.speechLike(sampleRate: 44100, frameCount: 22050)
+        let original = try PolyphaseDecimator(inputRate: 44100, outputRate: 16000, quality: 5)
+        let fresh = Self.decimate(input, with: original, blockFrames: 441)
+        let copy = PolyphaseDecimator(copying: original)
+        #expect(Self.decimate(input, with: copy, blockFrames: 441) == fresh)
+        #expect(copy.tapCount == original.tapCount && copy.phaseCount == original.phaseCount)
+        let converter = try RateConverter(inputRate: 44100, outputRate: 16000, maximumInputFrames: 441)
+        let twin = try RateConverter(like: converter, maximumInputFrames: 441)
+        func convert(_ rateConverter: RateConverter) -> [Float] {
+            var output: [Float] = []
+            var scratch = [Float](repeating: 0, count: rateConverter.maximumOutputFrames)
+            for start in stride(from: 0, to: input.count, by: 441) {
+                let produced = input[start..<min(start + 441, input.count)].withUnsafeBufferPointer { block in
+                    scratch.withUnsafeMutableBufferPointer { rateConverter.convert(block, into: $0) }
+                }
+                output += scratch[0..<produced]
+            }
+            return output
+        }
+        #expect(convert(twin) == fresh)
+        #expect(convert(converter) == fresh)
+    }
+
     /// speexdsp's resampler and the decimator built from it give the same frames (counts and values within float
     /// rounding: about 1e-7 of full scale; a filter off by one tap would be off by about 1e-2 on this signal).
     @Test(arguments: [(48000, 16000, 5, 480), (48000, 16000, 5, 441), (48000, 8000, 5, 7), (32000, 16000, 3, 320),

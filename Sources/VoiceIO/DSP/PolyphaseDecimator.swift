@@ -67,6 +67,21 @@ public final class PolyphaseDecimator {
         }
     }
 
+    /// A decimator with `other`'s rates and filter, its table copied rather than read off a probe again (the probe
+    /// is nearly all of `init`'s cost: 68 M instructions from 44.1 to 16 kHz, as much as 0.7 s of processing), and
+    /// a history of its own (zeros). Not real-time safe.
+    public init(copying other: PolyphaseDecimator) {
+        inputRate = other.inputRate
+        outputRate = other.outputRate
+        tapCount = other.tapCount
+        phaseCount = other.phaseCount
+        inputStep = other.inputStep
+        taps = .allocate(capacity: phaseCount * tapCount)
+        taps.initialize(from: other.taps, count: phaseCount * tapCount)
+        history = .allocate(capacity: tapCount - 1 + Self.pieceFrames)
+        history.initialize(repeating: 0, count: tapCount - 1 + Self.pieceFrames)
+    }
+
     deinit {
         taps.deallocate()
         history.deallocate()

@@ -61,8 +61,7 @@ final class CaptureChain {
         blockFrameCount = voiceRate * blockMilliseconds / 1000
         microphoneConverter = try RateConverter(inputRate: deviceRate, outputRate: voiceRate,
                                                 maximumInputFrames: maximumPeriodFrames)
-        referenceConverter = try RateConverter(inputRate: deviceRate, outputRate: voiceRate,
-                                               maximumInputFrames: maximumPeriodFrames)
+        referenceConverter = try RateConverter(like: microphoneConverter, maximumInputFrames: maximumPeriodFrames)
         pipeline = try EchoPipeline(sampleRate: voiceRate, blockFrameCount: blockFrameCount, settings: settings)
         erle = ERLEMeter(windowSeconds: Double(blockFrameCount) / Double(voiceRate))
         passThrough = PassThroughProcessor(blockFrameCount: blockFrameCount)

@@ -16,7 +16,20 @@ public final class RateConverter {
     public static let quality = 5
 
     /// Not real-time safe.
-    public init(inputRate: Int, outputRate: Int, maximumInputFrames: Int) throws(SpeexError) {
+    public convenience init(inputRate: Int, outputRate: Int, maximumInputFrames: Int) throws(SpeexError) {
+        try self.init(inputRate: inputRate, outputRate: outputRate, maximumInputFrames: maximumInputFrames,
+                      decimatorTemplate: nil)
+    }
+
+    /// A converter between `other`'s rates, for a second stream beside it: a decimator's table is copied from
+    /// `other`'s instead of being read off a probe again (`PolyphaseDecimator.init(copying:)`). Not real-time safe.
+    public convenience init(like other: RateConverter, maximumInputFrames: Int) throws(SpeexError) {
+        try self.init(inputRate: other.inputRate, outputRate: other.outputRate, maximumInputFrames: maximumInputFrames,
+                      decimatorTemplate: other.decimator)
+    }
+
+    private init(inputRate: Int, outputRate: Int, maximumInputFrames: Int,
+                 decimatorTemplate: PolyphaseDecimator?) throws(SpeexError) {
         self.inputRate = inputRate
         self.outputRate = outputRate
         if inputRate == outputRate {
@@ -24,8 +37,8 @@ public final class RateConverter {
             decimator = nil
             maximumOutputFrames = maximumInputFrames
         } else if inputRate > outputRate, inputRate % outputRate != 0,
-                  let decimator = try? PolyphaseDecimator(inputRate: inputRate, outputRate: outputRate,
-                                                          quality: Self.quality) {
+                  let decimator = decimatorTemplate.map(PolyphaseDecimator.init(copying:))
+                    ?? (try? PolyphaseDecimator(inputRate: inputRate, outputRate: outputRate, quality: Self.quality)) {
             // (A filter whose table would be too large stays with speexdsp.)
             resampler = nil
             self.decimator = decimator

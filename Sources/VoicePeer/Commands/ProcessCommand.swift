@@ -27,6 +27,9 @@ struct ProcessCommand: ParsableCommand {
     @Option(name: .long, help: "Write run statistics as JSON to this file.")
     var stats: String?
 
+    /// Processed voice written to the file at a time, in seconds.
+    static let writeSeconds = 0.1
+
     func run() throws {
         try CommandFailure.reporting {
             let voiceFormat = try StreamFormat.voice(sampleRate: voiceRate)
@@ -41,9 +44,12 @@ struct ProcessCommand: ParsableCommand {
                                                       voiceRate: voiceFormat.sampleRate, settings: settings)
             processor.bypass = bypass
             processor.enableAGC = !noAGC
-            // Created first and written as the voice is produced (its header valid after every write): a run killed
-            // at any moment leaves a playable file holding what was processed so far.
-            let writer = try AudioFileWriter(path: out, format: voiceFormat)
+            // Created first and written as the voice is produced, in pieces of `writeSeconds` (its header valid after
+            // every write): a run killed at any moment leaves a playable file holding what was processed up to its
+            // last piece. (Written per 10 ms period, the header rewrites made 15,700 system calls on 26 s of audio,
+            // 10-20 ms of system time: 3-6 % of the run's CPU.)
+            let writer = try AudioFileWriter(path: out, format: voiceFormat,
+                                             pieceFrames: Int(Self.writeSeconds * Double(voiceFormat.sampleRate)))
             let microphone = try micReader.readAllMono()
             let loudspeaker = try farReader.readAllMono()
             let cpuStart = clock()
