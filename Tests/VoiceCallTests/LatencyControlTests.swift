@@ -255,6 +255,29 @@ struct PullTimeline {
         #expect(changed == 0 && stats.underruns == atOneSecond.underruns, "removed and added \(changed) ms after 1 s: \(stats)")
     }
 
+    /// A sender that holds 100 ms of talk up and then sends it at once (a stalled thread catching up), packets
+    /// `delay` ms after the device's periods start: the buffer runs dry, conceals, and drains the backlog. The
+    /// stall's dip is forgotten (keeping delay would not have covered it), so what the drain left above the target
+    /// goes too, a block of it cut from the next pause: two seconds after the stall the voice plays no later
+    /// than before it, and stays there. (Before: the dip held the lowest level down and 10-22 ms more delay
+    /// stayed for 4 to over 10 s, as in a 120 s call on a loaded machine.)
+    @Test(arguments: [5.0, 9.0, 15.0])
+    func theDelayAStallLeavesIsRemoved(delay: Double) throws {
+        let packetCount = 500
+        let signal = Self.talk(milliseconds: packetCount * 20)
+        let stream = try JitterStream(packetCount: packetCount, signal: signal)
+        let buffer = try JitterBuffer(sampleRate: Self.rate, initialDelayMilliseconds: 30)
+        // Packets 80-84 (1.6-1.7 s) arrive together, just before packet 85.
+        let arrivals = stream.arrivals(count: packetCount) { (80..<85).contains($0) ? 1699 + delay - Double($0) * 20 : delay }
+        let timeline = PullTimeline(stream, buffer, arrivals, milliseconds: packetCount * 20)
+        let stats = buffer.statistics
+        let before = timeline.lag(of: signal, in: 300..<1300)
+        let after = [4300, 6300, 8300].map { timeline.lag(of: signal, in: $0..<($0 + 1000)) }
+        #expect(stats.late == 0 && after.allSatisfy { $0.correlation > 0.8 && $0.milliseconds <= before.milliseconds + 2 }
+                && Set(after.map(\.milliseconds)).count == 1,
+                "lag \(before.milliseconds) -> \(after.map(\.milliseconds)) ms: \(stats)")
+    }
+
     /// Latency control allocates nothing: a paused device (skip), a burst in speech (accelerate) and in silence
     /// (drop), a long burst (burst skip), and packets in two groups 60 ms apart (the second overdue when the first is played: expand), each
     /// seen to happen.

@@ -337,6 +337,9 @@ public final class JitterBuffer {
                     let skipped = Int(max(resumed - drySinceSequence, 0))
                     counters.lost += skipped
                     counters.concealed += skipped
+                    control.resumed(concealedFrameCount: concealmentRunFrameCount,
+                                    toleranceFrameCount: max(lastPullFrameCount, previousPullFrameCount),
+                                    packetFrameCount: lastPacketFrameCount)
                 }
                 nextSequence = resumed
                 // The puller's first pull, or its first after a pause: what piled up meanwhile goes. After
