@@ -2,29 +2,39 @@ import Testing
 @testable import VoiceIO
 
 @Suite struct MisadjustmentMonitorTests {
-    /// Feeds `blocks` far-end blocks whose error is `coupling` × estimate + independent noise of `noiseLevel`
-    /// (the microphone is their sum); returns the block (counted from 1) at which the monitor reported
-    /// misadjustment, or nil.
-    static func firstReport(coupling: Float, noiseLevel: Float = 0.03, blocks: Int) -> Int? {
-        var monitor = MisadjustmentMonitor()
-        var noise = SeededNoise(state: 7)
+    /// Feeds `blocks` far-end blocks of 160 frames to `monitor`, each frame's estimate and error from `frame`
+    /// (given the block, counted from 1, and the seeded noise); the microphone is their sum. Returns the first
+    /// finding and its block, or nil.
+    static func firstFinding(_ monitor: MisadjustmentMonitor = MisadjustmentMonitor(), seed: UInt32, blocks: Int,
+                             frame: (_ block: Int, _ noise: inout SeededNoise) -> (estimate: Float, error: Float))
+        -> (MisadjustmentMonitor.Finding, Int)? {
+        var monitor = monitor
+        var noise = SeededNoise(state: seed)
         var estimate = [Float](repeating: 0, count: 160), error = [Float](repeating: 0, count: 160)
         for block in 1...blocks {
             var microphonePower: Float = 0
             for index in 0..<160 {
-                estimate[index] = 0.1 * noise.next()
-                error[index] = coupling * estimate[index] + noiseLevel * noise.next()
+                (estimate[index], error[index]) = frame(block, &noise)
                 let microphone = error[index] + estimate[index]
                 microphonePower += microphone * microphone
             }
-            let report = estimate.withUnsafeBufferPointer { y in
+            let finding = estimate.withUnsafeBufferPointer { y in
                 error.withUnsafeBufferPointer { e in
                     monitor.observe(error: e, estimate: y, microphonePower: microphonePower, farEndActive: true)
                 }
             }
-            if report != nil { return block }
+            if let finding { return (finding, block) }
         }
         return nil
+    }
+
+    /// Far-end blocks whose error is `coupling` × estimate + independent noise of `noiseLevel`: the block (counted
+    /// from 1) at which the monitor reported misadjustment, or nil.
+    static func firstReport(coupling: Float, noiseLevel: Float = 0.03, blocks: Int) -> Int? {
+        firstFinding(seed: 7, blocks: blocks) { _, noise in
+            let estimate = 0.1 * noise.next()
+            return (estimate, coupling * estimate + noiseLevel * noise.next())
+        }?.1
     }
 
     @Test func reportsAnErrorThatOpposesTheEstimateOnceSettled() throws {
@@ -53,26 +63,10 @@ import Testing
     /// near talker as loud as the echo (error = talker, microphone = y + talker); returns the first finding and
     /// its block (counted from 1).
     static func firstFinding(moved: Bool, switchBlock: Int, blocks: Int) -> (MisadjustmentMonitor.Finding, Int)? {
-        var monitor = MisadjustmentMonitor()
-        var noise = SeededNoise(state: 11)
-        var estimate = [Float](repeating: 0, count: 160), error = [Float](repeating: 0, count: 160)
-        for block in 1...blocks {
-            var microphonePower: Float = 0
-            for index in 0..<160 {
-                let y = 0.1 * noise.next(), other = 0.1 * noise.next()
-                estimate[index] = y
-                error[index] = block <= switchBlock ? 0.003 * noise.next() : moved ? other - y : other
-                let microphone = error[index] + y
-                microphonePower += microphone * microphone
-            }
-            let finding = estimate.withUnsafeBufferPointer { y in
-                error.withUnsafeBufferPointer { e in
-                    monitor.observe(error: e, estimate: y, microphonePower: microphonePower, farEndActive: true)
-                }
-            }
-            if let finding { return (finding, block) }
+        firstFinding(seed: 11, blocks: blocks) { block, noise in
+            let y = 0.1 * noise.next(), other = 0.1 * noise.next()
+            return (y, block <= switchBlock ? 0.003 * noise.next() : moved ? other - y : other)
         }
-        return nil
     }
 
     @Test func findsAMovedPathWithinAFewBlocks() throws {
@@ -88,27 +82,12 @@ import Testing
     /// (held music: error 3 to 20 dB above the microphone for 1 or 2 blocks at onsets, correlation −0.6 to
     /// −0.9, taken for a moved path 3 to 6 times in 30 s). Returns the first finding.
     static func firstFindingOverPreEcho(preEchoBlocks: Int, onsetBlock: Int, blocks: Int) -> MisadjustmentMonitor.Finding? {
-        var monitor = MisadjustmentMonitor(leadBlocks: 2)
-        var noise = SeededNoise(state: 13)
-        var estimate = [Float](repeating: 0, count: 160), error = [Float](repeating: 0, count: 160)
-        for block in 1...blocks {
-            var microphonePower: Float = 0
+        firstFinding(MisadjustmentMonitor(leadBlocks: 2), seed: 13, blocks: blocks) { block, noise in
+            let echo = 0.1 * noise.next(), residual = 0.003 * noise.next()
             let preEcho = block > onsetBlock && block <= onsetBlock + preEchoBlocks
-            for index in 0..<160 {
-                let echo = 0.1 * noise.next(), residual = 0.003 * noise.next()
-                let microphone = echo + residual
-                estimate[index] = preEcho ? echo + 0.3 * noise.next() : echo
-                error[index] = microphone - estimate[index]
-                microphonePower += microphone * microphone
-            }
-            let finding = estimate.withUnsafeBufferPointer { y in
-                error.withUnsafeBufferPointer { e in
-                    monitor.observe(error: e, estimate: y, microphonePower: microphonePower, farEndActive: true)
-                }
-            }
-            if let finding { return finding }
-        }
-        return nil
+            let estimate = preEcho ? echo + 0.3 * noise.next() : echo
+            return (estimate, echo + residual - estimate)
+        }?.0
     }
 
     @Test func aPreEchoWithinTheLeadIsNoFinding() {
