@@ -64,13 +64,21 @@ struct PullTimeline {
         let perMillisecond = JitterStream.sampleRate / 1000
         let start = range.lowerBound * perMillisecond, end = range.upperBound * perMillisecond
         var best = (milliseconds: 0.0, correlation: -1.0)
+        let played = Array(output[start..<end])
         for lag in stride(from: 0, through: min(maxLagMilliseconds * perMillisecond, start), by: 2) {
-            let played = Array(output[start..<end])
             let original = Array(reference[(start - lag)..<(end - lag)])
             let value = TestSignals.correlation(original, played, lag: 0)
             if value > best.correlation { best = (Double(lag) / Double(perMillisecond), value) }
         }
         return best
+    }
+
+    /// The lags (ms) at which the output plays `reference` in `early` and in `late`, and whether they are one lag:
+    /// both correlate above 0.8 and lie within 10 ms of each other.
+    func lags(of reference: [Float], early: Range<Int>, late: Range<Int>) -> (early: Double, late: Double, isOne: Bool) {
+        let first = lag(of: reference, in: early), last = lag(of: reference, in: late)
+        return (first.milliseconds, last.milliseconds,
+                first.correlation > 0.8 && last.correlation > 0.8 && abs(last.milliseconds - first.milliseconds) < 10)
     }
 }
 
@@ -187,11 +195,9 @@ struct PullTimeline {
                                     wakeUpDelay: { _ in Double.random(in: 0...1, using: &random) })
         let stats = buffer.statistics
         let changed = timeline.changedMilliseconds(in: 2000..<14000)
-        let early = timeline.lag(of: signal, in: 2500..<3500)
-        let late = timeline.lag(of: signal, in: 12500..<13500)
+        let lags = timeline.lags(of: signal, early: 2500..<3500, late: 12500..<13500)
         #expect(changed < 10, "\(stats)")
-        #expect(early.correlation > 0.8 && late.correlation > 0.8 && abs(late.milliseconds - early.milliseconds) < 10,
-                "lag \(early.milliseconds) ms -> \(late.milliseconds) ms: \(stats)")
+        #expect(lags.isOne, "lag \(lags.early) ms -> \(lags.late) ms: \(stats)")
     }
 
     /// A sender that always sends in bursts, as ffmpeg's RTP muxer does: five 20 ms packets at once every 100 ms.
@@ -212,10 +218,8 @@ struct PullTimeline {
         let stats = buffer.statistics
         #expect(stats.targetDelayMilliseconds >= 80, "\(stats)")
         #expect(timeline.changedMilliseconds(in: 2000..<10000) < 30, "\(stats)")
-        let early = timeline.lag(of: signal, in: 2500..<3500)
-        let late = timeline.lag(of: signal, in: 8500..<9500)
-        #expect(early.correlation > 0.8 && late.correlation > 0.8 && abs(late.milliseconds - early.milliseconds) < 10,
-                "lag \(early.milliseconds) ms -> \(late.milliseconds) ms: \(stats)")
+        let lags = timeline.lags(of: signal, early: 2500..<3500, late: 8500..<9500)
+        #expect(lags.isOne, "lag \(lags.early) ms -> \(lags.late) ms: \(stats)")
     }
 
     /// A device chain that tops each 10 ms period up with a tiny second pull (conversion rounding: 159 frames,
