@@ -16,36 +16,26 @@ struct AppSoundCancellationTests {
           .enabled(if: Signal.isHeldMusicInstalled, "needs asterisk-moh-opsound-wav"))
     func musicAndChimeAreCancelled() throws {
         let seconds = 30.0
-        let harness = try UnitHarness(room: SimulatedRoomConfiguration(), recordSeconds: seconds)
-        harness.unit.stop()
-        let format = try StreamFormat(sampleRate: harness.unit.deviceConfiguration.sampleRate)
-        let music = try FilePlayerNode(path: Signal.heldMusicPath, format: format)
-        try music.schedule(loops: true)
-        let mixer = try MixerNode(inputBusCount: 2, busFormat: format, outputFormat: format)
-        mixer.setVolume(decibels: -6, bus: 1, rampMilliseconds: 0)
-        let graph = AudioGraph(maximumFrameCount: harness.unit.deviceConfiguration.periodFrames)
-        try graph.connect(music, to: mixer, bus: 0)
-        try graph.connect(RenderCallbackNode(format: format) { frames, time in
-            Self.chime(into: frames, startingAt: time, sampleRate: format.sampleRate)
-        }, to: mixer, bus: 1)
-        try graph.connect(mixer, to: try VoiceUnitNode(unit: harness.unit))
-        try graph.initialize()
-        try graph.start()
-        defer { graph.stop() }
-        let periods = Int(seconds * 1000 / harness.room.configuration.periodMilliseconds)
-        for _ in 0..<periods {
-            try harness.room.run(periods: 1)
-            usleep(200)   // the file player streams on its own thread
-            harness.collect()
+        let rig = try GraphHarness(room: SimulatedRoomConfiguration(), recordSeconds: seconds) { format in
+            let music = try FilePlayerNode(path: Signal.heldMusicPath, format: format)
+            try music.schedule(loops: true)
+            return [music, RenderCallbackNode(format: format) { frames, time in
+                Self.chime(into: frames, startingAt: time, sampleRate: format.sampleRate)
+            }]
         }
+        defer { rig.graph.stop() }
+        rig.mixer.setVolume(decibels: -6, bus: 1, rampMilliseconds: 0)
+        let harness = rig.harness
+        try rig.run(periods: Int(seconds * 1000 / harness.room.configuration.periodMilliseconds))
+        let sampleRate = harness.unit.deviceConfiguration.sampleRate
         let microphone = harness.room.recording().microphone
         let skipSeconds = 10.0
-        let microphoneDB = Signal.powerDB(microphone, from: Int(skipSeconds * Double(format.sampleRate)))
+        let microphoneDB = Signal.powerDB(microphone, from: Int(skipSeconds * Double(sampleRate)))
         let processedDB = Signal.powerDB(harness.output, from: Int(skipSeconds * 16000))
         print(String(format: "app sounds: microphone %.1f dBFS, processed %.1f dBFS, reduction %.1f dB",
                      microphoneDB, processedDB, microphoneDB - processedDB))
         let perSecond = stride(from: 0, to: Int(seconds), by: 1).map { second in
-            Signal.powerDB(microphone, from: second * format.sampleRate, to: (second + 1) * format.sampleRate)
+            Signal.powerDB(microphone, from: second * sampleRate, to: (second + 1) * sampleRate)
                 - Signal.powerDB(harness.output, from: second * 16000, to: (second + 1) * 16000)
         }
         print("per second: " + perSecond.map { String(format: "%.1f", $0) }.joined(separator: " "))

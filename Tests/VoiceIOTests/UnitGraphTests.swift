@@ -6,42 +6,23 @@ import Testing
 @testable import VoiceIO
 import VoiceIOSimulation
 
-/// A unit on a simulated room with a graph feeding its other audio: a mixer with a file player, a ringtone and a
-/// render callback on three buses.
-private final class GraphHarness {
-    let harness: UnitHarness
-    let graph: AudioGraph
-    let mixer: MixerNode
-    let player: FilePlayerNode
-
-    init(room: SimulatedRoomConfiguration, far: [Float] = []) throws {
-        harness = try UnitHarness(room: room, far: far)
-        harness.unit.stop()
-        let format = try StreamFormat(sampleRate: harness.unit.deviceConfiguration.sampleRate)
-        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fixtures")
-        player = try FilePlayerNode(path: fixtures.appendingPathComponent("far-speech-16k.wav").path, format: format)
-        try player.schedule(loops: true)
-        mixer = try MixerNode(inputBusCount: 3, busFormat: format, outputFormat: format)
-        graph = AudioGraph(maximumFrameCount: harness.unit.deviceConfiguration.periodFrames)
-        try graph.connect(player, to: mixer, bus: 0)
-        try graph.connect(try ToneNode(format: format, pattern: .ringtone), to: mixer, bus: 1)
-        let step = 2 * Double.pi * 700 / Double(format.sampleRate)
-        try graph.connect(RenderCallbackNode(format: format) { frames, time in
-            for index in frames.indices { frames[index] = 0.1 * Float(sin(step * Double(time + index))) }
-        }, to: mixer, bus: 2)
-        try graph.connect(mixer, to: try VoiceUnitNode(unit: harness.unit))
-        try graph.initialize()
-        try graph.start()
-    }
-
-    /// Runs the room period by period, pausing so the file player's streaming thread keeps up.
-    func run(periods: Int) throws {
-        for _ in 0..<periods {
-            try harness.room.run(periods: 1)
-            usleep(500)
+extension GraphHarness {
+    /// The graph of these tests: a file player (looped speech), a ringtone and a 700 Hz render callback at 0.1 on
+    /// buses 0, 1 and 2; returns the harness and the player.
+    static func threeBuses(room: SimulatedRoomConfiguration) throws -> (GraphHarness, FilePlayerNode) {
+        var player: FilePlayerNode?
+        let rig = try GraphHarness(room: room) { format in
+            let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Fixtures")
+            let speech = try FilePlayerNode(path: fixtures.appendingPathComponent("far-speech-16k.wav").path, format: format)
+            try speech.schedule(loops: true)
+            player = speech
+            let step = 2 * Double.pi * 700 / Double(format.sampleRate)
+            return [speech, try ToneNode(format: format, pattern: .ringtone), RenderCallbackNode(format: format) { frames, time in
+                for index in frames.indices { frames[index] = 0.1 * Float(sin(step * Double(time + index))) }
+            }]
         }
-        harness.collect()
+        return (rig, try #require(player))
     }
 }
 
@@ -49,7 +30,7 @@ private final class GraphHarness {
 struct UnitGraphTests {
     @Test("three buses playing through the unit: no allocation and no lock per period, also across changes")
     func realTimePath() throws {
-        let rig = try GraphHarness(room: SimulatedRoomConfiguration())
+        let (rig, player) = try GraphHarness.threeBuses(room: SimulatedRoomConfiguration())
         try rig.run(periods: 30)
 
         // Positive controls: the counters count on this thread.
@@ -97,7 +78,7 @@ struct UnitGraphTests {
         #expect(changed.allocations == 0, "allocations after changes: \(changed.allocations)")
         if countsLocks { #expect(changed.locks == 0, "locks after changes: \(changed.locks)") }
         #expect(playing > -30, "the mix reaches the unit at \(playing) dBFS")
-        #expect(rig.player.underrunCount == 0)
+        #expect(player.underrunCount == 0)
         rig.graph.stop()
         #expect(!rig.harness.unit.isRunning)
     }
@@ -106,7 +87,7 @@ struct UnitGraphTests {
     func duckedAndCancelled() throws {
         var room = SimulatedRoomConfiguration()
         room.noiseDBFS = nil
-        let rig = try GraphHarness(room: room)
+        let (rig, _) = try GraphHarness.threeBuses(room: room)
         for bus in 0..<2 { rig.mixer.setEnabled(false, bus: bus, rampMilliseconds: 0) }
         try rig.run(periods: 600)  // 6 s of the 700 Hz callback bus: the canceller converges
         let open = rig.harness.unit.statistics
