@@ -51,13 +51,12 @@ struct LiveReplayTests {
             - Signal.powerDB(processed, from: Int(start * 16000), to: Int(end * 16000))
     }
 
-    /// Speech: the replay with the lead is the live output exactly. Without it, the delay locks elsewhere and the
-    /// filter starts at another block, and the output differs.
+    /// Speech: the replay with the lead is the live output exactly. (Without it the delay locks at another block and
+    /// the filter starts elsewhere; on music that is several dB apart, below.)
     @Test func speechReplaysExactlyWithThePlaybackLead() throws {
         let run = try Self.run(far: try Signal.fixture("far-speech-16k.wav", sampleRate: 16000), seconds: 4)
         #expect(run.live.count > run.latencyFrames + 3 * 16000, "the live unit produced \(run.live.count) frames")
         #expect(Self.largestDifference(run, run.replay) == 0)
-        #expect(Self.largestDifference(run, run.asRecorded) > 1e-4)
     }
 
     /// Held music, the music case: live and offline through the same chain, from 10 s to 19.5 s. Here the
