@@ -14,7 +14,17 @@ public final class OfflineVoiceProcessor {
     private let chain: CaptureChain
     private let output: SPSCRing<Float>
 
-    public init(deviceRate: Int, voiceRate: Int, settings: EchoPipelineSettings = .init())
+    /// Device-rate frames by which the echo reference is taken ahead of the loudspeaker recording: loudspeaker
+    /// frame `i + referenceLeadFrames` goes with microphone frame `i`.
+    public let referenceLeadFrames: Int
+
+    /// `referenceLeadFrames`: 0 for a loudspeaker recording of what was played when (the yardstick's). A running
+    /// unit gets each period's playback as it renders it, the device's playback delay before it sounds, so its
+    /// reference leads what the loudspeaker plays by that delay; give that delay here (a simulated room's
+    /// recordings: one period) to replay a live run as the unit saw it. The echo canceller's result can depend on
+    /// when in the signal it locks and starts adapting (on sustained music, by several dB), so a replay without
+    /// the lead need not give the live figures.
+    public init(deviceRate: Int, voiceRate: Int, settings: EchoPipelineSettings = .init(), referenceLeadFrames: Int = 0)
         throws(VoiceProcessingError) {
         do {
             voiceFormat = try StreamFormat.voice(sampleRate: voiceRate)
@@ -23,10 +33,12 @@ public final class OfflineVoiceProcessor {
             throw .format(error)
         }
         self.deviceRate = deviceRate
+        self.referenceLeadFrames = max(referenceLeadFrames, 0)
         periodFrames = max(deviceRate / 100, 1)
         do {
+            // As a running unit, which starts from the device's reported delay.
             chain = try CaptureChain(deviceRate: deviceRate, voiceRate: voiceRate, maximumPeriodFrames: periodFrames,
-                                     settings: settings, initialDelayFrames: 0)
+                                     settings: settings, initialDelayFrames: self.referenceLeadFrames)
         } catch {
             throw .speex(error)
         }
@@ -88,15 +100,19 @@ public final class OfflineVoiceProcessor {
                          suppression: chain.suppressionSumDB, linear: chain.pipeline.linearERLE.report.processing)
         let spanFrames = max(Int(traceIntervalSeconds * Double(deviceRate)), periodFrames)
         while producedCount < expected + latency {
-            // The period's frames of both recordings, zeros past the microphone's end (and the loudspeaker's).
+            // The period's frames of both recordings, the loudspeaker's `referenceLeadFrames` ahead; zeros past the
+            // microphone's end (and the loudspeaker's).
             let microphoneFrames = min(periodFrames, max(microphone.count - start, 0))
-            let loudspeakerFrames = min(microphoneFrames, max(loudspeaker.count - start, 0))
+            let referenceStart = start + referenceLeadFrames
+            let loudspeakerFrames = min(microphoneFrames, max(loudspeaker.count - referenceStart, 0))
             periodMicrophone.withUnsafeMutableBufferPointer { period in
                 if microphoneFrames > 0 { _ = period.update(fromContentsOf: microphone[start..<(start + microphoneFrames)]) }
                 period[microphoneFrames...].update(repeating: 0)
             }
             periodLoudspeaker.withUnsafeMutableBufferPointer { period in
-                if loudspeakerFrames > 0 { _ = period.update(fromContentsOf: loudspeaker[start..<(start + loudspeakerFrames)]) }
+                if loudspeakerFrames > 0 {
+                    _ = period.update(fromContentsOf: loudspeaker[referenceStart..<(referenceStart + loudspeakerFrames)])
+                }
                 period[loudspeakerFrames...].update(repeating: 0)
             }
             start += periodFrames

@@ -26,6 +26,9 @@ struct ProcessCommand: ParsableCommand {
     var bypass = false
     @Option(name: .long, help: "Write run statistics as JSON to this file.")
     var stats: String?
+    @Option(name: .customLong("reference-lead-ms"),
+            help: "Take the echo reference this far ahead of FAR, in ms: the device's playback delay, to replay a live run (simulate's recordings: its report's deviceReportedDelayMilliseconds). (default: 0)")
+    var referenceLeadMilliseconds = 0.0
 
     /// Processed voice written to the file at a time, in seconds.
     static let writeSeconds = 0.1
@@ -40,8 +43,13 @@ struct ProcessCommand: ParsableCommand {
             }
             var settings = EchoPipelineSettings()
             settings.isNoiseSuppressionEnabled = !noNS
+            guard referenceLeadMilliseconds >= 0, referenceLeadMilliseconds <= 1000 else {
+                throw CommandFailure("--reference-lead-ms \(referenceLeadMilliseconds) is outside 0-1000 ms")
+            }
+            let leadFrames = Int((referenceLeadMilliseconds * Double(micReader.format.sampleRate) / 1000).rounded())
             let processor = try OfflineVoiceProcessor(deviceRate: micReader.format.sampleRate,
-                                                      voiceRate: voiceFormat.sampleRate, settings: settings)
+                                                      voiceRate: voiceFormat.sampleRate, settings: settings,
+                                                      referenceLeadFrames: leadFrames)
             processor.bypass = bypass
             processor.enableAGC = !noAGC
             // Created first and written as the voice is produced, in pieces of `writeSeconds` (its header valid after
