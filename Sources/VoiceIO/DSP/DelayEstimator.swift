@@ -98,6 +98,11 @@ public final class DelayEstimator {
     private let binCount: Int
     private let lowestBin: Int
     private let highestBin: Int
+    /// The bins whose cross-spectra are averaged, four at a time: from `crossStartBin`, `crossLaneBinCount` of
+    /// them (a multiple of 4), covering lowestBin ... highestBin within the spectrum. The few bins around that
+    /// range are averaged too and never read.
+    private let crossStartBin: Int
+    private let crossLaneBinCount: Int
     private var referenceFilter: LowpassCascade
     private var microphoneFilter: LowpassCascade
     private var decimationPhase = 0
@@ -159,6 +164,8 @@ public final class DelayEstimator {
         let binHertz = decimatedRate / Double(2 * partition)
         lowestBin = max(1, Int((150 / binHertz).rounded()))
         highestBin = min(partition - 1, Int((0.4 * decimatedRate / binHertz).rounded()))
+        crossLaneBinCount = (highestBin - lowestBin + 4) / 4 * 4
+        crossStartBin = min(lowestBin, binCount - crossLaneBinCount)
         let cutoffHertz = 0.4 * decimatedRate
         referenceFilter = LowpassCascade(cutoffHertz: cutoffHertz, sampleRate: Double(sampleRate),
                                          enabled: decimationFactor > 1)
@@ -258,15 +265,18 @@ public final class DelayEstimator {
             referencePower[b] = keep * referencePower[b] + weight * (xr * xr + xi * xi)
             microphonePower[b] = keep * microphonePower[b] + weight * (yr * yr + yi * yi)
         }
+        let keepLanes = SIMD4<Float>(repeating: keep), weightLanes = SIMD4<Float>(repeating: weight)
         for k in 0..<partitionCount {
             let source = ((newestReference - k + partitionCount) % partitionCount) * binCount
             let target = k * binCount
-            for b in lowestBin...highestBin {
-                let xr = referenceReal[source + b], xi = referenceImaginary[source + b]
-                let yr = microphoneReal[b], yi = microphoneImaginary[b]
+            for b in stride(from: crossStartBin, to: crossStartBin + crossLaneBinCount, by: 4) {
+                let xr = referenceReal.lanes(at: source + b), xi = referenceImaginary.lanes(at: source + b)
+                let yr = microphoneReal.lanes(at: b), yi = microphoneImaginary.lanes(at: b)
                 // Y · conj(X)
-                crossReal[target + b] = keep * crossReal[target + b] + weight * (yr * xr + yi * xi)
-                crossImaginary[target + b] = keep * crossImaginary[target + b] + weight * (yi * xr - yr * xi)
+                crossReal.storeLanes(keepLanes * crossReal.lanes(at: target + b) + weightLanes * (yr * xr + yi * xi),
+                                     at: target + b)
+                crossImaginary.storeLanes(
+                    keepLanes * crossImaginary.lanes(at: target + b) + weightLanes * (yi * xr - yr * xi), at: target + b)
             }
         }
 

@@ -265,11 +265,9 @@ public final class RealFFT {
         return (ar + tr, ai + ti, ar - tr, ai - ti)
     }
 
-    @inline(__always) private func load(_ pointer: UnsafePointer<Float>) -> SIMD4<Float> {
-        UnsafeRawPointer(pointer).loadUnaligned(as: SIMD4<Float>.self)
-    }
+    @inline(__always) private func load(_ pointer: UnsafePointer<Float>) -> SIMD4<Float> { pointer.lanes(at: 0) }
 
     @inline(__always) private func store(_ value: SIMD4<Float>, _ pointer: UnsafeMutablePointer<Float>) {
-        UnsafeMutableRawPointer(pointer).storeBytes(of: value, as: SIMD4<Float>.self)
+        pointer.storeLanes(value, at: 0)
     }
 }
