@@ -126,8 +126,10 @@ public final class DelayEstimator {
     private let crossImaginary: UnsafeMutablePointer<Float>
     private let referencePower: UnsafeMutablePointer<Float>
     private let microphonePower: UnsafeMutablePointer<Float>
-    /// Whitened cross-correlation over all lags, and per-partition work space for the search.
+    /// Whitened cross-correlation over all lags, the whitening per bin, and per-partition work space for the
+    /// search.
     private let correlation: UnsafeMutablePointer<Float>
+    private let whitening: UnsafeMutablePointer<Float>
     private let weightedReal: UnsafeMutablePointer<Float>
     private let weightedImaginary: UnsafeMutablePointer<Float>
     private let lagScratch: UnsafeMutablePointer<Float>
@@ -192,6 +194,7 @@ public final class DelayEstimator {
         referencePower = zeroed(binCount)
         microphonePower = zeroed(binCount)
         correlation = zeroed(lagCount)
+        whitening = zeroed(binCount)
         weightedReal = zeroed(binCount)
         weightedImaginary = zeroed(binCount)
         lagScratch = zeroed(2 * partition)
@@ -200,7 +203,8 @@ public final class DelayEstimator {
     deinit {
         for pointer in [referenceWindow, microphonePartition, transformInput, microphoneReal, microphoneImaginary,
                         referenceReal, referenceImaginary, crossReal, crossImaginary, referencePower,
-                        microphonePower, correlation, weightedReal, weightedImaginary, lagScratch, microphoneTaper] {
+                        microphonePower, correlation, whitening, weightedReal, weightedImaginary, lagScratch,
+                        microphoneTaper] {
             pointer.deallocate()
         }
     }
@@ -298,14 +302,16 @@ public final class DelayEstimator {
         let bands = Float(highestBin - lowestBin + 1)
         let referenceRegularisation = 1e-3 * meanReference / bands + 1e-20
         let microphoneRegularisation = 1e-3 * meanMicrophone / bands + 1e-20
-        for k in 0..<partitionCount {
-            weightedReal.update(repeating: 0, count: binCount)
-            weightedImaginary.update(repeating: 0, count: binCount)
-            for b in lowestBin...highestBin {
-                let norm = 1 / sqrt((referencePower[b] + referenceRegularisation)
+        // The whitening is the same for every partition: computed once. Only the bins in range are ever written
+        // into `weightedReal` and `weightedImaginary`: the others stay zero from `init`.
+        for b in lowestBin...highestBin {
+            whitening[b] = 1 / sqrt((referencePower[b] + referenceRegularisation)
                                     * (microphonePower[b] + microphoneRegularisation))
-                weightedReal[b] = crossReal[k * binCount + b] * norm
-                weightedImaginary[b] = crossImaginary[k * binCount + b] * norm
+        }
+        for k in 0..<partitionCount {
+            for b in lowestBin...highestBin {
+                weightedReal[b] = crossReal[k * binCount + b] * whitening[b]
+                weightedImaginary[b] = crossImaginary[k * binCount + b] * whitening[b]
             }
             fft.inverse(real: weightedReal, imaginary: weightedImaginary, output: lagScratch)
             (correlation + k * partition).update(from: lagScratch, count: partition)
