@@ -59,6 +59,29 @@ import CAllocCounter
         #expect(worst < 1e-5)
     }
 
+    /// Any bins (not only a real signal's), the imaginary parts of DC and Nyquist set to show they are ignored,
+    /// against x[n] = (X₀ + (−1)ⁿ X_{N/2} + 2 Σ Re(X_k e^(2πikn/N))) / N, at sizes where the four-bin packing
+    /// has a scalar tail of every length and where it has none.
+    @Test(arguments: [4, 8, 16, 32, 64, 512])
+    func inverseMatchesDirectInverseDFT(frameCount: Int) {
+        let fft = RealFFT(frameCount: frameCount)
+        let re = Self.noise(fft.binCount, seed: UInt64(3 * frameCount))
+        let im = Self.noise(fft.binCount, seed: UInt64(5 * frameCount))
+        var y = [Float](repeating: 0, count: frameCount)
+        y.withUnsafeMutableBufferPointer { fft.inverse(real: re, imaginary: im, output: $0.baseAddress!) }
+        let half = frameCount / 2
+        var worst = 0.0
+        for n in 0..<frameCount {
+            var sum = Double(re[0]) + (n % 2 == 0 ? 1 : -1) * Double(re[half])
+            for k in 1..<half {
+                let angle = 2 * Double.pi * Double(k * n % frameCount) / Double(frameCount)
+                sum += 2 * (Double(re[k]) * cos(angle) - Double(im[k]) * sin(angle))
+            }
+            worst = max(worst, abs(sum / Double(frameCount) - Double(y[n])))
+        }
+        #expect(worst < 1e-5)
+    }
+
     @Test func aSineLandsInItsBin() {
         let fft = RealFFT(frameCount: 512)
         let x = (0..<512).map { Float(cos(2 * Double.pi * 37 * Double($0) / 512)) }

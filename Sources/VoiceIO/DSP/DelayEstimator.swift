@@ -98,6 +98,11 @@ public final class DelayEstimator {
     private let binCount: Int
     private let lowestBin: Int
     private let highestBin: Int
+    /// The bins whose cross-spectra are averaged, four at a time: from `crossStartBin`, `crossLaneBinCount` of
+    /// them (a multiple of 4), covering lowestBin ... highestBin within the spectrum. The few bins around that
+    /// range are averaged too and never read.
+    private let crossStartBin: Int
+    private let crossLaneBinCount: Int
     private var referenceFilter: LowpassCascade
     private var microphoneFilter: LowpassCascade
     private var decimationPhase = 0
@@ -121,8 +126,10 @@ public final class DelayEstimator {
     private let crossImaginary: UnsafeMutablePointer<Float>
     private let referencePower: UnsafeMutablePointer<Float>
     private let microphonePower: UnsafeMutablePointer<Float>
-    /// Whitened cross-correlation over all lags, and per-partition work space for the search.
+    /// Whitened cross-correlation over all lags, the whitening per bin, and per-partition work space for the
+    /// search.
     private let correlation: UnsafeMutablePointer<Float>
+    private let whitening: UnsafeMutablePointer<Float>
     private let weightedReal: UnsafeMutablePointer<Float>
     private let weightedImaginary: UnsafeMutablePointer<Float>
     private let lagScratch: UnsafeMutablePointer<Float>
@@ -159,6 +166,8 @@ public final class DelayEstimator {
         let binHertz = decimatedRate / Double(2 * partition)
         lowestBin = max(1, Int((150 / binHertz).rounded()))
         highestBin = min(partition - 1, Int((0.4 * decimatedRate / binHertz).rounded()))
+        crossLaneBinCount = (highestBin - lowestBin + 4) / 4 * 4
+        crossStartBin = min(lowestBin, binCount - crossLaneBinCount)
         let cutoffHertz = 0.4 * decimatedRate
         referenceFilter = LowpassCascade(cutoffHertz: cutoffHertz, sampleRate: Double(sampleRate),
                                          enabled: decimationFactor > 1)
@@ -185,6 +194,7 @@ public final class DelayEstimator {
         referencePower = zeroed(binCount)
         microphonePower = zeroed(binCount)
         correlation = zeroed(lagCount)
+        whitening = zeroed(binCount)
         weightedReal = zeroed(binCount)
         weightedImaginary = zeroed(binCount)
         lagScratch = zeroed(2 * partition)
@@ -193,7 +203,8 @@ public final class DelayEstimator {
     deinit {
         for pointer in [referenceWindow, microphonePartition, transformInput, microphoneReal, microphoneImaginary,
                         referenceReal, referenceImaginary, crossReal, crossImaginary, referencePower,
-                        microphonePower, correlation, weightedReal, weightedImaginary, lagScratch, microphoneTaper] {
+                        microphonePower, correlation, whitening, weightedReal, weightedImaginary, lagScratch,
+                        microphoneTaper] {
             pointer.deallocate()
         }
     }
@@ -258,15 +269,18 @@ public final class DelayEstimator {
             referencePower[b] = keep * referencePower[b] + weight * (xr * xr + xi * xi)
             microphonePower[b] = keep * microphonePower[b] + weight * (yr * yr + yi * yi)
         }
+        let keepLanes = SIMD4<Float>(repeating: keep), weightLanes = SIMD4<Float>(repeating: weight)
         for k in 0..<partitionCount {
             let source = ((newestReference - k + partitionCount) % partitionCount) * binCount
             let target = k * binCount
-            for b in lowestBin...highestBin {
-                let xr = referenceReal[source + b], xi = referenceImaginary[source + b]
-                let yr = microphoneReal[b], yi = microphoneImaginary[b]
+            for b in stride(from: crossStartBin, to: crossStartBin + crossLaneBinCount, by: 4) {
+                let xr = referenceReal.lanes(at: source + b), xi = referenceImaginary.lanes(at: source + b)
+                let yr = microphoneReal.lanes(at: b), yi = microphoneImaginary.lanes(at: b)
                 // Y · conj(X)
-                crossReal[target + b] = keep * crossReal[target + b] + weight * (yr * xr + yi * xi)
-                crossImaginary[target + b] = keep * crossImaginary[target + b] + weight * (yi * xr - yr * xi)
+                crossReal.storeLanes(keepLanes * crossReal.lanes(at: target + b) + weightLanes * (yr * xr + yi * xi),
+                                     at: target + b)
+                crossImaginary.storeLanes(
+                    keepLanes * crossImaginary.lanes(at: target + b) + weightLanes * (yi * xr - yr * xi), at: target + b)
             }
         }
 
@@ -288,14 +302,16 @@ public final class DelayEstimator {
         let bands = Float(highestBin - lowestBin + 1)
         let referenceRegularisation = 1e-3 * meanReference / bands + 1e-20
         let microphoneRegularisation = 1e-3 * meanMicrophone / bands + 1e-20
-        for k in 0..<partitionCount {
-            weightedReal.update(repeating: 0, count: binCount)
-            weightedImaginary.update(repeating: 0, count: binCount)
-            for b in lowestBin...highestBin {
-                let norm = 1 / sqrt((referencePower[b] + referenceRegularisation)
+        // The whitening is the same for every partition: computed once. Only the bins in range are ever written
+        // into `weightedReal` and `weightedImaginary`: the others stay zero from `init`.
+        for b in lowestBin...highestBin {
+            whitening[b] = 1 / sqrt((referencePower[b] + referenceRegularisation)
                                     * (microphonePower[b] + microphoneRegularisation))
-                weightedReal[b] = crossReal[k * binCount + b] * norm
-                weightedImaginary[b] = crossImaginary[k * binCount + b] * norm
+        }
+        for k in 0..<partitionCount {
+            for b in lowestBin...highestBin {
+                weightedReal[b] = crossReal[k * binCount + b] * whitening[b]
+                weightedImaginary[b] = crossImaginary[k * binCount + b] * whitening[b]
             }
             fft.inverse(real: weightedReal, imaginary: weightedImaginary, output: lagScratch)
             (correlation + k * partition).update(from: lagScratch, count: partition)

@@ -80,11 +80,8 @@ public final class RealFFT {
     public func forward(_ input: UnsafePointer<Float>, real: UnsafeMutablePointer<Float>,
                         imaginary: UnsafeMutablePointer<Float>) {
         let re = scratchReal, im = scratchImaginary
-        for i in 0..<halfCount {
-            let j = Int(bitReversed[i])
-            re[j] = input[2 * i]
-            im[j] = input[2 * i + 1]
-        }
+        // Bit reversal is its own inverse: scratch slot p takes complex input frame bitReversed[p].
+        loadBitReversed(real: input, imaginary: input + 1, stride: 2)
         butterflies()
         // Even frames' spectrum Fe = (Z[k] + conj Z[N/2−k]) / 2, odd frames' Fo = (Z[k] − conj Z[N/2−k]) / 2i,
         // and X[k] = Fe[k] + e^(−2πik/N) Fo[k]: four bins at a time (Z[N/2−k] read backwards), the ends one by one.
@@ -120,13 +117,43 @@ public final class RealFFT {
     @inline(__always) private func reversed(_ v: SIMD4<Float>) -> SIMD4<Float> { SIMD4(v[3], v[2], v[1], v[0]) }
 
     /// `frameCount` real frames into `output` from `binCount` bins of `real` and `imaginary` (the imaginary
-    /// parts of DC and Nyquist are ignored), divided by `frameCount`. Real-time safe.
+    /// parts of DC and Nyquist are ignored), divided by `frameCount`. `output` is also the working space for the
+    /// packed spectrum, so it may not overlap the bins. Real-time safe.
     public func inverse(real: UnsafePointer<Float>, imaginary: UnsafePointer<Float>,
                         output: UnsafeMutablePointer<Float>) {
         let re = scratchReal, im = scratchImaginary
         // Z[k] = Fe[k] + i Fo[k] with Fe = X[k] + conj X[N/2−k] and Fo = (X[k] − conj X[N/2−k]) e^(+2πik/N),
-        // conjugated so that the forward butterflies compute the inverse transform.
-        for k in 0..<halfCount {
+        // conjugated so that the forward butterflies compute the inverse transform: real parts into the first half
+        // of `output`, imaginary parts into the second, four bins at a time (X[N/2−k] read backwards), then into
+        // the scratch in bit-reversed order.
+        let packedReal = output, packedImaginary = output + halfCount
+        pack(bin: 0)
+        var k = 1
+        while k + 4 <= halfCount {
+            let b = halfCount - k - 3
+            let xr = load(real + k), xi = load(imaginary + k)
+            let yr = reversed(load(real + b)), yi = -reversed(load(imaginary + b))
+            let evenRe = xr + yr, evenIm = xi + yi
+            let dRe = xr - yr, dIm = xi - yi
+            let c = load(splitCos + k), s = -load(splitSin + k)
+            let oddRe = dRe * c - dIm * s, oddIm = dRe * s + dIm * c
+            store(evenRe - oddIm, packedReal + k)
+            store(-(evenIm + oddRe), packedImaginary + k)
+            k += 4
+        }
+        while k < halfCount {
+            pack(bin: k)
+            k += 1
+        }
+        loadBitReversed(real: packedReal, imaginary: packedImaginary, stride: 1)
+        butterflies()
+        let scale = 1 / Float(frameCount)
+        for i in 0..<halfCount {
+            output[2 * i] = re[i] * scale
+            output[2 * i + 1] = -im[i] * scale
+        }
+
+        @inline(__always) func pack(bin k: Int) {
             let m = halfCount - k
             let xr = real[k], xi = k == 0 ? 0 : imaginary[k]
             let yr = real[m], yi = m == halfCount ? 0 : -imaginary[m]
@@ -134,45 +161,52 @@ public final class RealFFT {
             let dRe = xr - yr, dIm = xi - yi
             let c = splitCos[k], s = -splitSin[k]
             let oddRe = dRe * c - dIm * s, oddIm = dRe * s + dIm * c
-            let j = Int(bitReversed[k])
-            re[j] = evenRe - oddIm
-            im[j] = -(evenIm + oddRe)
-        }
-        butterflies()
-        let scale = 1 / Float(frameCount)
-        for i in 0..<halfCount {
-            output[2 * i] = re[i] * scale
-            output[2 * i + 1] = -im[i] * scale
+            packedReal[k] = evenRe - oddIm
+            packedImaginary[k] = -(evenIm + oddRe)
         }
     }
 
-    /// In-place iterative radix-2 decimation-in-time butterflies on bit-reversed scratch. The first two stages
-    /// need no multiplications (twiddles ±1, ±i); the later ones run four butterflies at a time on SIMD4 lanes,
-    /// with each stage's twiddles stored contiguously (`stageCos`, `stageSin`).
+    /// Fills the scratch in bit-reversed order, slot p with complex point bitReversed[p] (a bit reversal is its own
+    /// inverse), point i being (`real[i·stride]`, `imaginary[i·stride]`), and runs the first two radix-2 stages on
+    /// each group of four slots as it goes, in registers: they need no multiplications (twiddles ±1, then 1 and
+    /// −i) and this spares two passes over the scratch. The same operations in the same order as two separate
+    /// stages, so the same results.
+    @inline(__always) private func loadBitReversed(real: UnsafePointer<Float>, imaginary: UnsafePointer<Float>,
+                                                   stride: Int) {
+        let re = scratchReal, im = scratchImaginary
+        @inline(__always) func frame(_ p: Int) -> (Float, Float) {
+            let i = Int(bitReversed[p]) * stride
+            return (real[i], imaginary[i])
+        }
+        guard halfCount >= 4 else {
+            // Two complex points: one stage of span 1.
+            let (r0, i0) = frame(0), (r1, i1) = frame(1)
+            re[0] = r0 + r1; im[0] = i0 + i1
+            re[1] = r0 - r1; im[1] = i0 - i1
+            return
+        }
+        var p = 0
+        while p < halfCount {
+            let (x0, y0) = frame(p), (x1, y1) = frame(p + 1), (x2, y2) = frame(p + 2), (x3, y3) = frame(p + 3)
+            // Span 1: twiddle 1.
+            let r0 = x0 + x1, i0 = y0 + y1, r1 = x0 - x1, i1 = y0 - y1
+            let r2 = x2 + x3, i2 = y2 + y3, r3 = x2 - x3, i3 = y2 - y3
+            // Span 2: twiddles 1 and −i ((r3 + i i3)(−i) = i3 − i r3).
+            re[p] = r0 + r2; im[p] = i0 + i2
+            re[p + 2] = r0 - r2; im[p + 2] = i0 - i2
+            re[p + 1] = r1 + i3; im[p + 1] = i1 - r3
+            re[p + 3] = r1 - i3; im[p + 3] = i1 + r3
+            p += 4
+        }
+    }
+
+    /// In-place iterative radix-2 decimation-in-time butterflies from span 4 on (`loadBitReversed` ran the first
+    /// two stages), four butterflies at a time on SIMD4 lanes, with each stage's twiddles stored contiguously
+    /// (`stageCos`, `stageSin`).
     private func butterflies() {
         let re = scratchReal, im = scratchImaginary
         let n = halfCount
-        // Span 1: twiddle 1.
         var start = 0
-        while start < n {
-            let r0 = re[start], i0 = im[start], r1 = re[start + 1], i1 = im[start + 1]
-            re[start] = r0 + r1; im[start] = i0 + i1
-            re[start + 1] = r0 - r1; im[start + 1] = i0 - i1
-            start += 2
-        }
-        guard n >= 4 else { return }
-        // Span 2: twiddles 1 and −i.
-        start = 0
-        while start < n {
-            let r0 = re[start], i0 = im[start], r2 = re[start + 2], i2 = im[start + 2]
-            re[start] = r0 + r2; im[start] = i0 + i2
-            re[start + 2] = r0 - r2; im[start + 2] = i0 - i2
-            let r1 = re[start + 1], i1 = im[start + 1], r3 = re[start + 3], i3 = im[start + 3]
-            // (r3 + i i3)(−i) = i3 − i r3
-            re[start + 1] = r1 + i3; im[start + 1] = i1 - r3
-            re[start + 3] = r1 - i3; im[start + 3] = i1 + r3
-            start += 4
-        }
         // Spans s and 2s in one pass over each group of 4s: the same radix-2 butterflies in the same order (so the
         // same results), with the quarters kept in registers between the two stages.
         var span = 4
@@ -231,11 +265,9 @@ public final class RealFFT {
         return (ar + tr, ai + ti, ar - tr, ai - ti)
     }
 
-    @inline(__always) private func load(_ pointer: UnsafeMutablePointer<Float>) -> SIMD4<Float> {
-        UnsafeRawPointer(pointer).loadUnaligned(as: SIMD4<Float>.self)
-    }
+    @inline(__always) private func load(_ pointer: UnsafePointer<Float>) -> SIMD4<Float> { pointer.lanes(at: 0) }
 
     @inline(__always) private func store(_ value: SIMD4<Float>, _ pointer: UnsafeMutablePointer<Float>) {
-        UnsafeMutableRawPointer(pointer).storeBytes(of: value, as: SIMD4<Float>.self)
+        pointer.storeLanes(value, at: 0)
     }
 }
