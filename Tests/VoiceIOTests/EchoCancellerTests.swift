@@ -51,23 +51,6 @@ import VoiceIOSimulation
         #expect(abs(passThroughERLE) < 0.5)
     }
 
-    @Test func residualEchoSuppressionAddsToTheCanceller() throws {
-        let scene = Self.scene(seconds: 5)
-        let canceller = try EchoCanceller(frameCount: Self.blockFrames, filterLengthMilliseconds: 100, sampleRate: Self.sampleRate)
-        let preprocessor = try Preprocessor(frameCount: Self.blockFrames, sampleRate: Self.sampleRate)
-        preprocessor.link(echoCanceller: canceller)
-        preprocessor.echoSuppressionDB = -40
-        let alone = try EchoCanceller(frameCount: Self.blockFrames, filterLengthMilliseconds: 100, sampleRate: Self.sampleRate)
-        let suppressed = Self.run(scene) { microphone, far, output in
-            canceller.process(microphone: microphone, reference: far, output: output)
-            preprocessor.process(output)
-        }
-        let cancelled = Self.run(scene) { alone.process(microphone: $0, reference: $1, output: $2) }
-        let withSuppression = Self.erleOfLastSecond(microphone: scene.microphone, output: suppressed)
-        let withoutSuppression = Self.erleOfLastSecond(microphone: scene.microphone, output: cancelled)
-        #expect(withSuppression >= withoutSuppression + 3)
-    }
-
     @Test func resetForgetsTheEchoPath() throws {
         let scene = Self.scene(seconds: 3)
         let canceller = try EchoCanceller(frameCount: Self.blockFrames, filterLengthMilliseconds: 100, sampleRate: Self.sampleRate)
