@@ -66,6 +66,9 @@ final class BlockAdaptiveFilter {
     /// Forward transforms are scaled by 1 / (2 × block), as speexdsp's are, so its regularisers carry over.
     private let forwardScale: Float
     private let inverseScale: Float
+    /// A window longer than two blocks holds more reference per bin and keeps a smaller share of each gradient
+    /// after the constraint: window / 2 blocks brings the step back towards speexdsp's.
+    private let windowCompensation: Float
     private static var preEmphasis: Float { 0.9 }
 
     init(frameCount: Int, filterLengthFrames: Int, sampleRate: Int) {
@@ -114,6 +117,7 @@ final class BlockAdaptiveFilter {
         correlationRateCeiling = 0.5 * Float(frameCount) / Float(sampleRate)
         forwardScale = 1 / Float(2 * frameCount)
         inverseScale = Float(2 * frameCount)
+        windowCompensation = Float(window) / Float(2 * frameCount)
         reset()
     }
 
@@ -431,12 +435,12 @@ final class BlockAdaptiveFilter {
                 let e = errorPowerBins[k] + 1
                 var r = min(leak * echoPowerBins[k], 0.5 * e)
                 r = 0.7 * r + 0.3 * residualToError * e
-                stepPerBin[k] = r / (e * (referencePower[k] + 10))
+                stepPerBin[k] = windowCompensation * r / (e * (referencePower[k] + 10))
             }
         } else {
             var rate: Float = 0
             if sxx > Float(2 * frameCount) * 1000 { rate = min(0.25 * sxx, 0.25 * see) / see }
-            for k in 0..<binCount { stepPerBin[k] = rate / (referencePower[k] + 10) }
+            for k in 0..<binCount { stepPerBin[k] = windowCompensation * rate / (referencePower[k] + 10) }
             adaptationSum += rate
         }
     }
