@@ -6,9 +6,8 @@ import Glibc
 /// residual-to-error ratio and the leak estimate, proportional step per partition, and the alternately constrained
 /// partitions (partition 0 and one rotating one per block).
 ///
-/// Samples are in Int16 units (full scale 32768) as Float. The transform is `RealFFT` over `windowFrameCount`
-/// frames: twice the block when that is a power of two, else the next power of two (the newest block's error sits
-/// at the end of the window; each partition keeps `frameCount` taps).
+/// Samples are in Int16 units (full scale 32768) as Float. The transform (`MixedRadixRealFFT`) spans two blocks;
+/// each partition keeps `frameCount` taps.
 ///
 /// `init` allocates everything; `process` and `reset` are real-time safe (no allocation, no locks).
 final class BlockAdaptiveFilter {
@@ -18,7 +17,7 @@ final class BlockAdaptiveFilter {
     let binCount: Int
     /// Bins rounded up to whole SIMD8 lanes.
     private let laneBinCount: Int
-    private let fft: RealFFT
+    private let fft: MixedRadixRealFFT
 
     // Time-domain buffers.
     private let referenceWindow: UnsafeMutablePointer<Float>   // pre-emphasised reference, newest block last
@@ -63,23 +62,19 @@ final class BlockAdaptiveFilter {
     private let spectralSmoothing: Float
     private let correlationRate: Float
     private let correlationRateCeiling: Float
-    /// Forward transforms are scaled by 1 / (2 × block), as speexdsp's are, so its regularisers carry over.
+    /// Forward transforms are scaled by 1 / window, as speexdsp's are, so its regularisers carry over.
     private let forwardScale: Float
     private let inverseScale: Float
-    /// A window longer than two blocks holds more reference per bin and keeps a smaller share of each gradient
-    /// after the constraint: window / 2 blocks brings the step back towards speexdsp's.
-    private let windowCompensation: Float
     private static var preEmphasis: Float { 0.9 }
 
     init(frameCount: Int, filterLengthFrames: Int, sampleRate: Int) {
         self.frameCount = frameCount
         partitionCount = (filterLengthFrames + frameCount - 1) / frameCount
-        var window = 4
-        while window < 2 * frameCount { window *= 2 }
+        let window = 2 * frameCount
         windowFrameCount = window
         binCount = window / 2 + 1
         laneBinCount = (binCount + 7) / 8 * 8
-        fft = RealFFT(frameCount: window)
+        fft = MixedRadixRealFFT(frameCount: window)
         func zeroed(_ count: Int) -> UnsafeMutablePointer<Float> {
             let pointer = UnsafeMutablePointer<Float>.allocate(capacity: count)
             pointer.initialize(repeating: 0, count: count)
@@ -117,7 +112,6 @@ final class BlockAdaptiveFilter {
         correlationRateCeiling = 0.5 * Float(frameCount) / Float(sampleRate)
         forwardScale = 1 / Float(2 * frameCount)
         inverseScale = Float(2 * frameCount)
-        windowCompensation = Float(window) / Float(2 * frameCount)
         reset()
     }
 
@@ -193,21 +187,22 @@ final class BlockAdaptiveFilter {
     /// Σ_j X(age j) · W_j into `accumulator`, then the echo block (the window's last `frameCount` frames) into `echo`.
     private func filter(_ weights: UnsafeMutablePointer<Float>, echo: UnsafeMutablePointer<Float>) {
         let lanes = laneBinCount / 8
-        let accRe = UnsafeMutableRawPointer(accumulator), accIm = UnsafeMutableRawPointer(accumulator + laneBinCount)
-        for lane in 0..<lanes {
-            let offset = lane * 32
-            var sumRe = SIMD8<Float>(), sumIm = SIMD8<Float>()
-            for j in 0..<partitionCount {
-                let x = UnsafeRawPointer(referenceSpectrum(age: j)), w = UnsafeRawPointer(spectrum(weights, j))
+        let imaginaryOffset = laneBinCount * 4
+        let acc = UnsafeMutableRawPointer(accumulator)
+        accumulator.update(repeating: 0, count: 2 * laneBinCount)
+        for j in 0..<partitionCount {
+            let x = UnsafeRawPointer(referenceSpectrum(age: j)), w = UnsafeRawPointer(spectrum(weights, j))
+            for lane in 0..<lanes {
+                let offset = lane * 32
                 let xr = x.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
-                let xi = x.loadUnaligned(fromByteOffset: offset + laneBinCount * 4, as: SIMD8<Float>.self)
+                let xi = x.loadUnaligned(fromByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
                 let wr = w.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
-                let wi = w.loadUnaligned(fromByteOffset: offset + laneBinCount * 4, as: SIMD8<Float>.self)
-                sumRe += xr * wr - xi * wi
-                sumIm += xr * wi + xi * wr
+                let wi = w.loadUnaligned(fromByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
+                let sumRe = acc.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+                let sumIm = acc.loadUnaligned(fromByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
+                acc.storeBytes(of: sumRe + xr * wr - xi * wi, toByteOffset: offset, as: SIMD8<Float>.self)
+                acc.storeBytes(of: sumIm + xr * wi + xi * wr, toByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
             }
-            accRe.storeBytes(of: sumRe, toByteOffset: offset, as: SIMD8<Float>.self)
-            accIm.storeBytes(of: sumIm, toByteOffset: offset, as: SIMD8<Float>.self)
         }
         inverse(accumulator, into: scratch)
         let start = windowFrameCount - frameCount
@@ -352,13 +347,15 @@ final class BlockAdaptiveFilter {
     /// Each partition's step in proportion to its share of the filter's energy (plus a tenth of the largest).
     private func adjustPartitionWeights() {
         var largest: Float = 1, sum: Float = 1
-        let imaginaryOffset = laneBinCount
+        // Padding lanes past the last bin stay zero in every partition, so whole lanes can be summed.
         for j in 0..<partitionCount {
-            let w = spectrum(background, j)
-            var energy: Float = 1
-            for k in 0..<binCount {
-                energy += w[k] * w[k] + w[imaginaryOffset + k] * w[imaginaryOffset + k]
+            let w = UnsafeRawPointer(spectrum(background, j))
+            var lanesEnergy = SIMD8<Float>()
+            for lane in 0..<(2 * laneBinCount / 8) {
+                let v = w.loadUnaligned(fromByteOffset: lane * 32, as: SIMD8<Float>.self)
+                lanesEnergy += v * v
             }
+            let energy = 1 + lanesEnergy.sum()
             partitionWeight[j] = energy.squareRoot()
             largest = max(largest, partitionWeight[j])
         }
@@ -435,12 +432,12 @@ final class BlockAdaptiveFilter {
                 let e = errorPowerBins[k] + 1
                 var r = min(leak * echoPowerBins[k], 0.5 * e)
                 r = 0.7 * r + 0.3 * residualToError * e
-                stepPerBin[k] = windowCompensation * r / (e * (referencePower[k] + 10))
+                stepPerBin[k] = r / (e * (referencePower[k] + 10))
             }
         } else {
             var rate: Float = 0
             if sxx > Float(2 * frameCount) * 1000 { rate = min(0.25 * sxx, 0.25 * see) / see }
-            for k in 0..<binCount { stepPerBin[k] = windowCompensation * rate / (referencePower[k] + 10) }
+            for k in 0..<binCount { stepPerBin[k] = rate / (referencePower[k] + 10) }
             adaptationSum += rate
         }
     }
