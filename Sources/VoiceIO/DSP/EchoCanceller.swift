@@ -23,9 +23,6 @@ public final class EchoCanceller {
         guard filterLengthFrames >= frameCount else {
             throw .invalidArgument("echo filter length \(filterLengthFrames) frames is shorter than one block of \(frameCount) frames")
         }
-        guard MixedRadixRealFFT.supports(frameCount: 2 * frameCount) else {
-            throw .invalidArgument("echo canceller block of \(frameCount) frames has a prime factor above 7")
-        }
         filter = BlockAdaptiveFilter(frameCount: frameCount, filterLengthFrames: filterLengthFrames, sampleRate: sampleRate)
         taps = .allocate(capacity: filter.partitionCount * frameCount)
         taps.initialize(repeating: 0, count: filter.partitionCount * frameCount)

@@ -1,8 +1,9 @@
 import Glibc
 
-/// Fast Fourier transform of a real signal whose length is even with half of it a product of 2, 3, 5 and 7
-/// (e.g. 160, 320, 640, 882, 960: two 10 ms blocks at 8, 16, 32, 44.1, 48 kHz), for `BlockAdaptiveFilter`'s window of two
-/// blocks; `RealFFT` covers powers of two only.
+/// Fast Fourier transform of a real signal of any even length (e.g. 160, 220, 320, 882, 960: two 10 ms blocks at
+/// 8, 11.025, 16, 44.1, 48 kHz), for `BlockAdaptiveFilter`'s window of two blocks; `RealFFT` covers powers of two
+/// only. Radix-4, 2 and 5 passes have their own butterflies; any other prime factor runs as a direct DFT of that
+/// size, so lengths whose half has only small factors are fast.
 ///
 /// Same conventions as `RealFFT`: `forward` gives the `frameCount / 2 + 1` bins of X[k] = Σ x[n] e^(−2πikn/N)
 /// unscaled; `inverse` divides by N. Internally a complex transform of N/2 points (even frames real, odd frames
@@ -14,34 +15,38 @@ final class MixedRadixRealFFT {
     let frameCount: Int
     var binCount: Int { frameCount / 2 + 1 }
     private let halfCount: Int
-    /// Radices from the first pass to the last.
-    private let radices: [Int]
+    /// Radices from the first pass to the last (`passCount` of them), and each pass's offset into the twiddles.
+    private let radices: UnsafeMutablePointer<Int>
+    private let passCount: Int
     /// Per pass, the twiddles e^(−2πi·j·q/length) for j in 1 ..< radix, q in 0 ..< length / radix (j major).
     private let twiddleCos: UnsafeMutablePointer<Float>
     private let twiddleSin: UnsafeMutablePointer<Float>
-    private let twiddleOffsets: [Int]
+    private let twiddleOffsets: UnsafeMutablePointer<Int>
+    /// A direct DFT's inputs and its roots of unity, for the largest prime radix.
+    private let directScratch: UnsafeMutablePointer<Float>
     private let splitCos: UnsafeMutablePointer<Float>
     private let splitSin: UnsafeMutablePointer<Float>
     private let bufferA: UnsafeMutablePointer<Float>   // real then imaginary, halfCount each
     private let bufferB: UnsafeMutablePointer<Float>
 
-    /// Whether `frameCount` can be transformed: even, with half of it a product of 2, 3, 5 and 7.
-    static func supports(frameCount: Int) -> Bool {
-        guard frameCount >= 4, frameCount % 2 == 0 else { return false }
-        var rest = frameCount / 2
-        for p in [2, 3, 5, 7] { while rest % p == 0 { rest /= p } }
-        return rest == 1
-    }
-
-    /// Not real-time safe. `frameCount` must pass `supports(frameCount:)`.
+    /// Not real-time safe. `frameCount` must be even and at least 4.
     init(frameCount: Int) {
-        precondition(Self.supports(frameCount: frameCount), "MixedRadixRealFFT needs N/2 = 2^a 3^b 5^c 7^d")
+        precondition(frameCount >= 4 && frameCount % 2 == 0, "MixedRadixRealFFT needs an even length of at least 4")
         self.frameCount = frameCount
         halfCount = frameCount / 2
         var rest = halfCount
         var radices: [Int] = []
-        for p in [4, 2, 3, 5, 7] { while rest % p == 0 { radices.append(p); rest /= p } }
-        self.radices = radices
+        for p in [4, 2, 5] { while rest % p == 0 { radices.append(p); rest /= p } }
+        var factor = 3
+        while rest > 1 {
+            while rest % factor == 0 { radices.append(factor); rest /= factor }
+            factor += 2
+        }
+        passCount = radices.count
+        self.radices = .allocate(capacity: max(radices.count, 1))
+        self.radices.initialize(from: radices, count: radices.count)
+        directScratch = .allocate(capacity: 4 * (radices.max() ?? 1))
+        directScratch.initialize(repeating: 0, count: 4 * (radices.max() ?? 1))
         var offsets: [Int] = []
         var total = 0
         var length = halfCount
@@ -50,7 +55,8 @@ final class MixedRadixRealFFT {
             total += (p - 1) * (length / p)
             length /= p
         }
-        twiddleOffsets = offsets
+        twiddleOffsets = .allocate(capacity: max(offsets.count, 1))
+        twiddleOffsets.initialize(from: offsets, count: offsets.count)
         twiddleCos = .allocate(capacity: max(total, 1))
         twiddleSin = .allocate(capacity: max(total, 1))
         length = halfCount
@@ -79,7 +85,9 @@ final class MixedRadixRealFFT {
     }
 
     deinit {
-        for pointer in [twiddleCos, twiddleSin, splitCos, splitSin, bufferA, bufferB] { pointer.deallocate() }
+        for pointer in [twiddleCos, twiddleSin, splitCos, splitSin, bufferA, bufferB, directScratch] { pointer.deallocate() }
+        radices.deallocate()
+        twiddleOffsets.deallocate()
     }
 
     /// Spectrum of `input` (`frameCount` frames) into `real` and `imaginary` (`binCount` each). Real-time safe.
@@ -127,7 +135,8 @@ final class MixedRadixRealFFT {
         let h = halfCount
         var x = bufferA, y = bufferB
         var length = h, stride = 1
-        for (pass, p) in radices.enumerated() {
+        for pass in 0..<passCount {
+            let p = radices[pass]
             let m = length / p
             let tc = twiddleCos + twiddleOffsets[pass], ts = twiddleSin + twiddleOffsets[pass]
             let xr = x, xi = x + h, yr = y, yi = y + h
@@ -216,18 +225,17 @@ final class MixedRadixRealFFT {
         }
     }
 
-    /// A radix-3 or 7 pass: each butterfly a direct DFT of `p` points, then the twiddles.
+    /// Any other radix: each butterfly a direct DFT of `p` points, then the twiddles.
     private func smallRadixPass(_ p: Int, m: Int, stride: Int, sign: Float, tc: UnsafeMutablePointer<Float>,
                                 ts: UnsafeMutablePointer<Float>, xr: UnsafeMutablePointer<Float>,
                                 xi: UnsafeMutablePointer<Float>, yr: UnsafeMutablePointer<Float>,
                                 yi: UnsafeMutablePointer<Float>) {
-        var rootCos = SIMD8<Float>(), rootSin = SIMD8<Float>()
+        let inRe = directScratch, inIm = directScratch + p, rootCos = directScratch + 2 * p, rootSin = directScratch + 3 * p
         for r in 0..<p {
             let angle = 2 * Double.pi * Double(r) / Double(p)
             rootCos[r] = Float(cos(angle))
             rootSin[r] = Float(sin(angle)) * sign
         }
-        var inRe = SIMD8<Float>(), inIm = SIMD8<Float>()
         for q in 0..<m {
             for t in 0..<stride {
                 let i0 = t + stride * q
@@ -238,10 +246,12 @@ final class MixedRadixRealFFT {
                 let o0 = t + stride * p * q
                 for j in 0..<p {
                     var sumR: Float = 0, sumI: Float = 0
+                    var r = 0
                     for k in 0..<p {
-                        let r = (j * k) % p
                         sumR += inRe[k] * rootCos[r] - inIm[k] * rootSin[r]
                         sumI += inRe[k] * rootSin[r] + inIm[k] * rootCos[r]
+                        r += j
+                        if r >= p { r -= p }
                     }
                     if j == 0 {
                         yr[o0] = sumR; yi[o0] = sumI
