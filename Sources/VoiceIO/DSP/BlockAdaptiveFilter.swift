@@ -112,6 +112,16 @@ final class BlockAdaptiveFilter {
         correlationRateCeiling = 0.5 * Float(frameCount) / Float(sampleRate)
         forwardScale = 1 / Float(2 * frameCount)
         inverseScale = Float(2 * frameCount)
+        // Initial proportional weights: about ten times more step for the first partition than for the last.
+        // `reset` keeps whatever they have become (the last path's energy profile), as speexdsp does.
+        let decay = Float(exp(-2.4 / Double(partitionCount)))
+        var weight: Float = 0.7, sum: Float = 0
+        for j in 0..<partitionCount {
+            partitionWeight[j] = weight
+            sum += weight
+            weight *= decay
+        }
+        for j in 0..<partitionCount { partitionWeight[j] *= 0.8 / sum }
         reset()
     }
 
@@ -124,7 +134,7 @@ final class BlockAdaptiveFilter {
         }
     }
 
-    /// Forgets the echo path. Real-time safe.
+    /// Forgets the echo path (all but the per-partition step weights). Real-time safe.
     func reset() {
         let spectrum = 2 * laneBinCount
         referenceWindow.update(repeating: 0, count: windowFrameCount)
@@ -137,15 +147,6 @@ final class BlockAdaptiveFilter {
         stepPerBin.update(repeating: 1, count: laneBinCount)
         errorPowerSmoothed.update(repeating: 0, count: laneBinCount)
         echoPowerSmoothed.update(repeating: 0, count: laneBinCount)
-        // Initial proportional weights: about ten times more step for the first partition than for the last.
-        let decay = Float(exp(-2.4 / Double(partitionCount)))
-        var weight: Float = 0.7, sum: Float = 0
-        for j in 0..<partitionCount {
-            partitionWeight[j] = weight
-            sum += weight
-            weight *= decay
-        }
-        for j in 0..<partitionCount { partitionWeight[j] *= 0.8 / sum }
         notch.reset()
         previousNear = 0; previousReference = 0; previousOutput = 0
         blockIndex = 0
