@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(
             name: "VoiceIOTests",
             dependencies: [
-                "VoiceIO", "VoiceIOSimulation", "CAllocCounter", "VoiceFuzzing", "LogCapture", "SpawnSupport",
+                "VoiceIO", "VoiceIOSimulation", "CAllocCounter", "CSpeexDSP", "VoiceFuzzing", "LogCapture", "SpawnSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

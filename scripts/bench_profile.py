@@ -1,5 +1,6 @@
 """Splits a `perf script -F ip,sym,dso` dump (symbols demangled by swift-demangle) of `voicepeer process` into
-where the CPU went: libspeexdsp, the Swift glue around it (the part the C floor program also does), file I/O,
+where the CPU went: libspeexdsp, the Swift glue around it and our MDF (the stages the C floor program also runs,
+there with speexdsp's MDF), file I/O,
 each other VoiceIO type (what VoiceIO adds on top), and the rest (start-up, argument parsing, runtime).
 
 Each sample goes to its leaf-most frame that names a VoiceIO type (helpers such as the FFT count for their
@@ -14,12 +15,15 @@ import sys
 
 # The Swift side of the pipeline the C program also runs: conversion, FIFOs, the speexdsp wrappers.
 # PolyphaseDecimator is the speexdsp resampler's filter from a table of its phases: the C program's resampling.
-GLUE = {"CaptureChain", "EchoPipeline", "RateConverter", "Resampler", "PolyphaseDecimator", "EchoCanceller",
+GLUE = {"CaptureChain", "EchoPipeline", "RateConverter", "Resampler", "PolyphaseDecimator",
         "Preprocessor", "OfflineVoiceProcessor", "PassThroughProcessor"}
+# Our echo canceller, in place of the speexdsp MDF the C program calls: priced against that stage of the C loop.
+MDF = {"EchoCanceller", "BlockAdaptiveFilter"}
 FILE_IO = {"AudioFileReader", "AudioFileWriter"}
 # Helpers that count for whoever calls them.
-HELPERS = {"RealFFT", "FFT", "SPSCRing", "LevelMeter", "SampleConversion", "AtomicFloat"}
-SHARED_LABEL = "libspeexdsp (resample, MDF, preprocess)"
+HELPERS = {"RealFFT", "MixedRadixRealFFT", "FFT", "SPSCRing", "LevelMeter", "SampleConversion", "AtomicFloat"}
+SHARED_LABEL = "libspeexdsp (resample, preprocess)"
+MDF_LABEL = "our MDF (BlockAdaptiveFilter, its FFT)"
 GLUE_LABEL = "Swift glue around speexdsp (conversion, FIFOs)"
 FILE_LABEL = "file I/O (libsndfile, reading, writing)"
 OTHER_LABEL = "other (start-up, arguments, runtime)"
@@ -39,6 +43,8 @@ def classify(frames, types):
                 continue
             if name in GLUE:
                 return GLUE_LABEL
+            if name in MDF:
+                return MDF_LABEL
             if name in FILE_IO:
                 return FILE_LABEL
             return f"{name} (VoiceIO addition)"

@@ -9,7 +9,6 @@ import VoiceIOSimulation
         let resampler = try Resampler(inputRate: 48000, outputRate: 16000, quality: 5)
         let canceller = try EchoCanceller(frameCount: 160, filterLengthMilliseconds: 100, sampleRate: 16000)
         let preprocessor = try Preprocessor(frameCount: 160, sampleRate: 16000)
-        preprocessor.link(echoCanceller: canceller)
         preprocessor.isAGCEnabled = true
         let input = UnsafeMutableBufferPointer<Float>.allocate(capacity: 480)
         let resampled = UnsafeMutableBufferPointer<Float>.allocate(capacity: resampler.maximumOutputFrames(inputFrames: 480))

@@ -8,7 +8,7 @@ import VoiceIOSimulation
 /// built before `startMeasurement`, so the figures cover the per-block work only, and the malloc count per
 /// sample is the harness's own (16) unless a kernel allocates. Run by `scripts/bench`, or
 /// `swift package benchmark` in this folder; `Thresholds/` holds the p90 figures `thresholds check` compares with
-/// (names without spaces or punctuation: the tool looks the files up by the raw name). MDF: speexdsp's filter,
+/// (names without spaces or punctuation: the tool looks the files up by the raw name). MDF: our filter (BlockAdaptiveFilter),
 /// 200 ms; EchoPipelineBlock: MDF + residual echo suppressor + speexdsp noise suppression; the jitter buffer
 /// push + pull includes the Opus decode.
 let benchmarks: @Sendable () -> Void = {

@@ -1,5 +1,5 @@
-/// The DC notch speexdsp's echo canceller applies to the microphone before cancelling: a second-order notch at
-/// 0 Hz, H(z) = r·(1 − z⁻¹)² / (1 − 2r·z⁻¹ + f·z⁻²) with f = r² + 0.7·(1 − r)², whose radius r speexdsp picks
+/// The DC notch our echo canceller (`BlockAdaptiveFilter`, like speexdsp's) applies to the microphone before
+/// cancelling: a second-order notch at 0 Hz, H(z) = r·(1 − z⁻¹)² / (1 − 2r·z⁻¹ + f·z⁻²) with f = r² + 0.7·(1 − r)², whose radius r speexdsp picks
 /// from the sample rate. Reproduced so the canceller's echo estimate can be recovered as
 /// y = notch(microphone) − output. Without it, microphone − output also holds the near talker's lowest
 /// frequencies, which the notch removed, and the residual echo suppressor would take them for echo.
@@ -36,14 +36,14 @@ struct DCNotch {
         return radius * state
     }
 
-    /// Forgets the filter state, as speexdsp does on `speex_echo_state_reset`.
+    /// Forgets the filter state, as the canceller does on `reset`.
     mutating func reset() {
         first = 0
         second = 0
     }
 }
 
-/// Turns speexdsp's notch into a narrower one: filtering the microphone by P = G / H before the canceller (H its
+/// Turns the canceller's notch into a narrower one: filtering the microphone by P = G / H before the canceller (H its
 /// notch, G the one wanted, both with the double zero at DC, so P is a stable biquad without zeros on the unit
 /// circle) makes the canceller's output carry G instead of H. Identity when the two radii are equal.
 /// All methods are real-time safe.

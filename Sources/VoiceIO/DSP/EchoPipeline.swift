@@ -16,7 +16,7 @@ public struct EchoPipelineSettings: Sendable, Hashable {
     public init() {}
 }
 
-/// The processing stage: speexdsp MDF echo cancellation → our per-bin residual echo suppression (with double-talk
+/// The processing stage: our MDF echo cancellation (`EchoCanceller`) → our per-bin residual echo suppression (with double-talk
 /// detection and comfort noise) → speexdsp noise suppression → automatic gain control, on fixed blocks at the
 /// voice rate.
 ///
@@ -41,9 +41,9 @@ public final class EchoPipeline: VoiceProcessor {
     private var misadjustment: MisadjustmentMonitor
     /// Blocks by which the aligned reference leads the echo (`EchoAligner.defaultLeadMilliseconds`).
     private let alignmentLeadBlocks: Int
-    /// The DC notch the canceller's output carries (speexdsp's, narrowed below 12 kHz by `widener`).
+    /// The DC notch the canceller's output carries (its own, narrowed below 12 kHz by `widener`).
     private var notch: DCNotch
-    /// Pre-filters the microphone so speexdsp's wide 8–11 kHz DC notch comes out as a narrow one; nil from 12 kHz.
+    /// Pre-filters the microphone so the canceller's wide 8–11 kHz DC notch comes out as a narrow one; nil from 12 kHz.
     private var widener: NotchWidener?
     private var tailEstimator: EchoTailEstimator
     private let impulseResponse: UnsafeMutableBufferPointer<Int32>

@@ -1,7 +1,6 @@
 import CSpeexDSP
 
-/// speexdsp's preprocessor on mono Int16 blocks: noise suppression, residual echo suppression (when linked to an
-/// `EchoCanceller`), automatic gain control and voice activity detection.
+/// speexdsp's preprocessor on mono Int16 blocks: noise suppression, automatic gain control and voice activity detection.
 ///
 /// Owns one `SpeexPreprocessState`; use from one thread at a time. Property reads and writes are real-time safe
 /// (except turning VAD on, see `isVADEnabled`) but must happen on the thread that calls `process`.
@@ -9,9 +8,8 @@ public final class Preprocessor {
     public let frameCount: Int
     public let sampleRate: Int
     private let state: OpaquePointer
-    private var echoCanceller: EchoCanceller?
 
-    /// Not real-time safe (allocates). `frameCount` must match the echo canceller's when linked.
+    /// Not real-time safe (allocates).
     public init(frameCount: Int, sampleRate: Int) throws(SpeexError) {
         try SpeexError.validate(frameCount: frameCount, sampleRate: sampleRate)
         guard let state = speex_preprocess_state_init(Int32(frameCount), Int32(sampleRate)) else {
@@ -23,14 +21,6 @@ public final class Preprocessor {
     }
 
     deinit { speex_preprocess_state_destroy(state) }
-
-    /// Uses `echoCanceller`'s state for residual echo suppression (nil unlinks). Keeps it alive while linked.
-    /// Call `EchoCanceller.process` on each block before `process` here. Not real-time safe: dropping the last
-    /// reference to a previously linked canceller frees it.
-    public func link(echoCanceller: EchoCanceller?) {
-        self.echoCanceller = echoCanceller
-        speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_ECHO_STATE, echoCanceller.map { UnsafeMutableRawPointer($0.state) })
-    }
 
     public var isDenoiseEnabled: Bool {
         get { integer(SPEEX_PREPROCESS_GET_DENOISE) != 0 }

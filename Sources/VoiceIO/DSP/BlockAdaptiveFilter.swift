@@ -1,0 +1,453 @@
+import Glibc
+
+/// A two-path multidelay block frequency-domain adaptive filter (MDF) in Swift, after Valin's "On adjusting the
+/// learning rate in frequency domain echo cancellation with double-talk" (2007), the algorithm behind speexdsp's
+/// echo canceller: the same DC notch, 0.9 pre-emphasis and de-emphasis, per-bin learning rate from the
+/// residual-to-error ratio and the leak estimate, proportional step per partition, and the alternately constrained
+/// partitions (partition 0 and one rotating one per block).
+///
+/// Samples are in Int16 units (full scale 32768) as Float. The transform (`MixedRadixRealFFT`) spans two blocks;
+/// each partition keeps `frameCount` taps.
+///
+/// `init` allocates everything; `process` and `reset` are real-time safe (no allocation, no locks).
+final class BlockAdaptiveFilter {
+    let frameCount: Int
+    let partitionCount: Int
+    let windowFrameCount: Int
+    let binCount: Int
+    /// Bins rounded up to whole SIMD8 lanes.
+    private let laneBinCount: Int
+    private let fft: MixedRadixRealFFT
+
+    // Time-domain buffers.
+    private let referenceWindow: UnsafeMutablePointer<Float>   // pre-emphasised reference, newest block last
+    private let nearBlock: UnsafeMutablePointer<Float>         // notched, pre-emphasised microphone
+    private let foregroundEcho: UnsafeMutablePointer<Float>
+    private let backgroundEcho: UnsafeMutablePointer<Float>
+    private let scratch: UnsafeMutablePointer<Float>           // windowFrameCount
+    private let errorWindow: UnsafeMutablePointer<Float>       // windowFrameCount: zeros then the background error
+
+    // Spectra: split real / imaginary, laneBinCount each.
+    private let referenceSpectra: UnsafeMutablePointer<Float>  // (partitionCount + 1) × 2 × laneBinCount, a ring
+    private var newestSpectrum = 0
+    private let background: UnsafeMutablePointer<Float>        // partitionCount × 2 × laneBinCount
+    private let foreground: UnsafeMutablePointer<Float>
+    private let accumulator: UnsafeMutablePointer<Float>       // 2 × laneBinCount
+    private let errorSpectrum: UnsafeMutablePointer<Float>     // 2 × laneBinCount
+
+    // Per-bin statistics (laneBinCount each).
+    private let referencePower: UnsafeMutablePointer<Float>
+    private let stepPerBin: UnsafeMutablePointer<Float>
+    private let errorPowerSmoothed: UnsafeMutablePointer<Float>
+    private let echoPowerSmoothed: UnsafeMutablePointer<Float>
+    private let errorPowerBins: UnsafeMutablePointer<Float>
+    private let echoPowerBins: UnsafeMutablePointer<Float>
+    private let referencePowerBins: UnsafeMutablePointer<Float>
+    private let partitionWeight: UnsafeMutablePointer<Float>
+    private let crossfade: UnsafeMutablePointer<Float>         // rising half of a Hann window over 2 blocks
+
+    private var notch: DCNotch
+    private var previousNear: Float = 0, previousReference: Float = 0, previousOutput: Float = 0
+    private var blockIndex = 0
+    private var isAdapted = false
+    private var adaptationSum: Float = 0
+    private var saturationHoldBlocks = 0
+    private var misbehavingBlocks = 0
+    private var echoErrorCorrelation: Float = 1, echoPowerCorrelation: Float = 1
+    private var leak: Float = 0
+    private var fastMeanDifference: Float = 0, slowMeanDifference: Float = 0
+    private var fastDifferenceVariance: Float = 0, slowDifferenceVariance: Float = 0
+
+    private let farSmoothing: Float
+    private let spectralSmoothing: Float
+    private let correlationRate: Float
+    private let correlationRateCeiling: Float
+    /// Forward transforms are scaled by 1 / window, as speexdsp's are, so its regularisers carry over.
+    private let forwardScale: Float
+    private let inverseScale: Float
+    private static var preEmphasis: Float { 0.9 }
+
+    init(frameCount: Int, filterLengthFrames: Int, sampleRate: Int) {
+        self.frameCount = frameCount
+        partitionCount = (filterLengthFrames + frameCount - 1) / frameCount
+        let window = 2 * frameCount
+        windowFrameCount = window
+        binCount = window / 2 + 1
+        laneBinCount = (binCount + 7) / 8 * 8
+        fft = MixedRadixRealFFT(frameCount: window)
+        func zeroed(_ count: Int) -> UnsafeMutablePointer<Float> {
+            let pointer = UnsafeMutablePointer<Float>.allocate(capacity: count)
+            pointer.initialize(repeating: 0, count: count)
+            return pointer
+        }
+        let spectrum = 2 * laneBinCount
+        referenceWindow = zeroed(window)
+        nearBlock = zeroed(frameCount)
+        foregroundEcho = zeroed(frameCount)
+        backgroundEcho = zeroed(frameCount)
+        scratch = zeroed(window)
+        errorWindow = zeroed(window)
+        referenceSpectra = zeroed((partitionCount + 1) * spectrum)
+        background = zeroed(partitionCount * spectrum)
+        foreground = zeroed(partitionCount * spectrum)
+        accumulator = zeroed(spectrum)
+        errorSpectrum = zeroed(spectrum)
+        referencePower = zeroed(laneBinCount)
+        stepPerBin = zeroed(laneBinCount)
+        errorPowerSmoothed = zeroed(laneBinCount)
+        echoPowerSmoothed = zeroed(laneBinCount)
+        errorPowerBins = zeroed(laneBinCount)
+        echoPowerBins = zeroed(laneBinCount)
+        referencePowerBins = zeroed(laneBinCount)
+        partitionWeight = zeroed(partitionCount)
+        crossfade = zeroed(2 * frameCount)
+        for i in 0..<(2 * frameCount) {
+            crossfade[i] = Float(0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(2 * frameCount)))
+        }
+        notch = DCNotch(radius: DCNotch.speexRadius(sampleRate: sampleRate))
+        let blocks = Float(partitionCount)
+        farSmoothing = 0.35 / blocks
+        spectralSmoothing = Float(frameCount) / Float(sampleRate)
+        correlationRate = 2 * Float(frameCount) / Float(sampleRate)
+        correlationRateCeiling = 0.5 * Float(frameCount) / Float(sampleRate)
+        forwardScale = 1 / Float(2 * frameCount)
+        inverseScale = Float(2 * frameCount)
+        // Initial proportional weights: about ten times more step for the first partition than for the last.
+        // `reset` keeps whatever they have become (the last path's energy profile), as speexdsp does.
+        let decay = Float(exp(-2.4 / Double(partitionCount)))
+        var weight: Float = 0.7, sum: Float = 0
+        for j in 0..<partitionCount {
+            partitionWeight[j] = weight
+            sum += weight
+            weight *= decay
+        }
+        for j in 0..<partitionCount { partitionWeight[j] *= 0.8 / sum }
+        reset()
+    }
+
+    deinit {
+        for pointer in [referenceWindow, nearBlock, foregroundEcho, backgroundEcho, scratch, errorWindow,
+                        referenceSpectra, background, foreground, accumulator, errorSpectrum, referencePower,
+                        stepPerBin, errorPowerSmoothed, echoPowerSmoothed, errorPowerBins, echoPowerBins,
+                        referencePowerBins, partitionWeight, crossfade] {
+            pointer.deallocate()
+        }
+    }
+
+    /// Forgets the echo path (all but the per-partition step weights). Real-time safe.
+    func reset() {
+        let spectrum = 2 * laneBinCount
+        referenceWindow.update(repeating: 0, count: windowFrameCount)
+        errorWindow.update(repeating: 0, count: windowFrameCount)
+        referenceSpectra.update(repeating: 0, count: (partitionCount + 1) * spectrum)
+        background.update(repeating: 0, count: partitionCount * spectrum)
+        foreground.update(repeating: 0, count: partitionCount * spectrum)
+        errorSpectrum.update(repeating: 0, count: spectrum)
+        referencePower.update(repeating: 0, count: laneBinCount)
+        stepPerBin.update(repeating: 1, count: laneBinCount)
+        errorPowerSmoothed.update(repeating: 0, count: laneBinCount)
+        echoPowerSmoothed.update(repeating: 0, count: laneBinCount)
+        notch.reset()
+        previousNear = 0; previousReference = 0; previousOutput = 0
+        blockIndex = 0
+        isAdapted = false
+        adaptationSum = 0
+        saturationHoldBlocks = 0
+        misbehavingBlocks = 0
+        echoErrorCorrelation = 1; echoPowerCorrelation = 1
+        leak = 0
+        fastMeanDifference = 0; slowMeanDifference = 0
+        fastDifferenceVariance = 0; slowDifferenceVariance = 0
+        newestSpectrum = 0
+    }
+
+    @inline(__always) private func spectrum(_ base: UnsafeMutablePointer<Float>, _ index: Int) -> UnsafeMutablePointer<Float> {
+        base + index * 2 * laneBinCount
+    }
+
+    /// The reference spectrum `age` blocks old (0: this block's).
+    @inline(__always) private func referenceSpectrum(age: Int) -> UnsafeMutablePointer<Float> {
+        spectrum(referenceSpectra, (newestSpectrum + partitionCount + 1 - age) % (partitionCount + 1))
+    }
+
+    private func forward(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>) {
+        fft.forward(input, real: output, imaginary: output + laneBinCount)
+        let scale = forwardScale
+        for k in 0..<binCount {
+            output[k] *= scale
+            output[laneBinCount + k] *= scale
+        }
+    }
+
+    private func inverse(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>) {
+        fft.inverse(real: input, imaginary: input + laneBinCount, output: output)
+        let scale = inverseScale
+        for i in 0..<windowFrameCount { output[i] *= scale }
+    }
+
+    /// Σ_j X(age j) · W_j into `accumulator`, then the echo block (the window's last `frameCount` frames) into `echo`.
+    private func filter(_ weights: UnsafeMutablePointer<Float>, echo: UnsafeMutablePointer<Float>) {
+        let lanes = laneBinCount / 8
+        let imaginaryOffset = laneBinCount * 4
+        let acc = UnsafeMutableRawPointer(accumulator)
+        accumulator.update(repeating: 0, count: 2 * laneBinCount)
+        for j in 0..<partitionCount {
+            let x = UnsafeRawPointer(referenceSpectrum(age: j)), w = UnsafeRawPointer(spectrum(weights, j))
+            for lane in 0..<lanes {
+                let offset = lane * 32
+                let xr = x.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+                let xi = x.loadUnaligned(fromByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
+                let wr = w.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+                let wi = w.loadUnaligned(fromByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
+                let sumRe = acc.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+                let sumIm = acc.loadUnaligned(fromByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
+                acc.storeBytes(of: sumRe + xr * wr - xi * wi, toByteOffset: offset, as: SIMD8<Float>.self)
+                acc.storeBytes(of: sumIm + xr * wi + xi * wr, toByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
+            }
+        }
+        inverse(accumulator, into: scratch)
+        let start = windowFrameCount - frameCount
+        for i in 0..<frameCount { echo[i] = scratch[start + i] }
+    }
+
+    /// Cancels one block: `microphone` and `reference` in Int16 units, `output` the de-emphasised error.
+    /// Real-time safe.
+    func process(microphone: UnsafePointer<Int16>, reference: UnsafePointer<Int16>, output: UnsafeMutablePointer<Int16>) {
+        let n = frameCount, window = windowFrameCount
+        let timeN = Float(2 * n)
+        blockIndex += 1
+        for i in 0..<n {
+            let notched = notch.filter(Float(microphone[i]))
+            nearBlock[i] = notched - Self.preEmphasis * previousNear
+            previousNear = notched
+        }
+        referenceWindow.update(from: referenceWindow + n, count: window - n)
+        var referenceEnergy: Float = 0
+        for i in 0..<n {
+            let sample = Float(reference[i])
+            let emphasised = sample - Self.preEmphasis * previousReference
+            previousReference = sample
+            referenceWindow[window - n + i] = emphasised
+            referenceEnergy += emphasised * emphasised
+        }
+        newestSpectrum = (newestSpectrum + 1) % (partitionCount + 1)
+        let newest = referenceSpectrum(age: 0)
+        forward(referenceWindow, into: newest)
+
+        // Foreground output.
+        filter(foreground, echo: foregroundEcho)
+        var foregroundErrorEnergy: Float = 0
+        for i in 0..<n {
+            let e = nearBlock[i] - foregroundEcho[i]
+            foregroundErrorEnergy += e * e
+        }
+
+        if isAdapted { adjustPartitionWeights() }
+        if saturationHoldBlocks == 0 {
+            adaptBackground()
+        } else {
+            saturationHoldBlocks -= 1
+        }
+        for j in 0..<partitionCount where j == 0 || (partitionCount > 1 && blockIndex % (partitionCount - 1) == j - 1) {
+            constrain(spectrum(background, j))
+        }
+
+        // Background output.
+        filter(background, echo: backgroundEcho)
+        var differenceEnergy: Float = 10, backgroundErrorEnergy: Float = 0
+        for i in 0..<n {
+            let d = foregroundEcho[i] - backgroundEcho[i]
+            differenceEnergy += d * d
+            let e = nearBlock[i] - backgroundEcho[i]
+            backgroundErrorEnergy += e * e
+        }
+        decideBetweenPaths(foregroundErrorEnergy: foregroundErrorEnergy,
+                           backgroundErrorEnergy: &backgroundErrorEnergy, differenceEnergy: differenceEnergy)
+
+        // Output (foreground echo removed, de-emphasised) and the background error for adaptation.
+        var saturated = false
+        var errorEchoCorrelation: Float = 0, echoEnergy: Float = 0, nearEnergy: Float = 0
+        let errorStart = window - n
+        for i in 0..<n {
+            let value = nearBlock[i] - foregroundEcho[i] + Self.preEmphasis * previousOutput
+            previousOutput = value
+            output[i] = Int16(max(-32768, min(32767, value.rounded())))
+            if microphone[i] <= -32000 || microphone[i] >= 32000 { saturated = true }
+            let e = nearBlock[i] - backgroundEcho[i]
+            errorWindow[errorStart + i] = e
+            errorEchoCorrelation += e * backgroundEcho[i]
+            echoEnergy += backgroundEcho[i] * backgroundEcho[i]
+            nearEnergy += nearBlock[i] * nearBlock[i]
+        }
+        if saturated && saturationHoldBlocks == 0 { saturationHoldBlocks = 1 }
+        forward(errorWindow, into: errorSpectrum)
+        scratch.update(repeating: 0, count: window - n)
+        (scratch + errorStart).update(from: backgroundEcho, count: n)
+        forward(scratch, into: accumulator)
+        powerSpectrum(errorSpectrum, into: errorPowerBins)
+        powerSpectrum(accumulator, into: echoPowerBins)
+        powerSpectrum(newest, into: referencePowerBins)
+
+        let finite = backgroundErrorEnergy >= 0 && echoEnergy >= 0 && referenceEnergy >= 0
+            && foregroundErrorEnergy < timeN * 1e9 && echoEnergy < timeN * 1e9 && referenceEnergy < timeN * 1e9
+        if !finite {
+            misbehavingBlocks += 50
+            output.update(repeating: 0, count: n)
+        } else if foregroundErrorEnergy > nearEnergy + timeN * 10000 {
+            misbehavingBlocks += 1
+        } else {
+            misbehavingBlocks = 0
+        }
+        if misbehavingBlocks >= 50 {
+            reset()
+            return
+        }
+        updateLearningRate(errorEnergy: max(backgroundErrorEnergy, timeN * 100), echoEnergy: echoEnergy,
+                           errorEchoCorrelation: errorEchoCorrelation, referenceEnergy: 2 * referenceEnergy)
+    }
+
+    private func powerSpectrum(_ spectrum: UnsafeMutablePointer<Float>, into power: UnsafeMutablePointer<Float>) {
+        for k in 0..<binCount {
+            let re = spectrum[k], im = spectrum[laneBinCount + k]
+            power[k] = re * re + im * im
+        }
+    }
+
+    /// W_j += μ_k · p_j · conj(X(age j + 1)) · E for every partition: last block's error against the reference
+    /// spectra it was filtered from.
+    private func adaptBackground() {
+        let lanes = laneBinCount / 8
+        let e = UnsafeRawPointer(errorSpectrum), step = UnsafeRawPointer(stepPerBin)
+        let imaginaryOffset = laneBinCount * 4
+        for j in 0..<partitionCount {
+            let x = UnsafeRawPointer(referenceSpectrum(age: j + 1)), w = UnsafeMutableRawPointer(spectrum(background, j))
+            let weight = SIMD8<Float>(repeating: partitionWeight[j])
+            for lane in 0..<lanes {
+                let offset = lane * 32
+                let xr = x.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+                let xi = x.loadUnaligned(fromByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
+                let er = e.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+                let ei = e.loadUnaligned(fromByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
+                let mu = weight * step.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+                let wr = w.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+                let wi = w.loadUnaligned(fromByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
+                w.storeBytes(of: wr + mu * (xr * er + xi * ei), toByteOffset: offset, as: SIMD8<Float>.self)
+                w.storeBytes(of: wi + mu * (xr * ei - xi * er), toByteOffset: offset + imaginaryOffset,
+                             as: SIMD8<Float>.self)
+            }
+        }
+    }
+
+    /// Keeps only the partition's first `frameCount` taps (what makes the block convolution linear).
+    private func constrain(_ weights: UnsafeMutablePointer<Float>) {
+        inverse(weights, into: scratch)
+        scratch.advanced(by: frameCount).update(repeating: 0, count: windowFrameCount - frameCount)
+        forward(scratch, into: weights)
+    }
+
+    /// Each partition's step in proportion to its share of the filter's energy (plus a tenth of the largest).
+    private func adjustPartitionWeights() {
+        var largest: Float = 1, sum: Float = 1
+        // Padding lanes past the last bin stay zero in every partition, so whole lanes can be summed.
+        for j in 0..<partitionCount {
+            let w = UnsafeRawPointer(spectrum(background, j))
+            var lanesEnergy = SIMD8<Float>()
+            for lane in 0..<(2 * laneBinCount / 8) {
+                let v = w.loadUnaligned(fromByteOffset: lane * 32, as: SIMD8<Float>.self)
+                lanesEnergy += v * v
+            }
+            let energy = 1 + lanesEnergy.sum()
+            partitionWeight[j] = energy.squareRoot()
+            largest = max(largest, partitionWeight[j])
+        }
+        for j in 0..<partitionCount {
+            partitionWeight[j] += 0.1 * largest
+            sum += partitionWeight[j]
+        }
+        for j in 0..<partitionCount { partitionWeight[j] = 0.99 * partitionWeight[j] / sum }
+    }
+
+    /// Two-path logic: the background filter replaces the foreground when its residual is reliably lower, and
+    /// is reset to the foreground when it is reliably worse.
+    private func decideBetweenPaths(foregroundErrorEnergy sff: Float, backgroundErrorEnergy see: inout Float,
+                                    differenceEnergy dbf: Float) {
+        let d = sff - see
+        fastMeanDifference = 0.6 * fastMeanDifference + 0.4 * d
+        slowMeanDifference = 0.85 * slowMeanDifference + 0.15 * d
+        fastDifferenceVariance = 0.36 * fastDifferenceVariance + 0.16 * sff * dbf
+        slowDifferenceVariance = 0.7225 * slowDifferenceVariance + 0.0225 * sff * dbf
+        let promote = d * abs(d) > sff * dbf
+            || fastMeanDifference * abs(fastMeanDifference) > 0.5 * fastDifferenceVariance
+            || slowMeanDifference * abs(slowMeanDifference) > 0.25 * slowDifferenceVariance
+        if promote {
+            fastMeanDifference = 0; slowMeanDifference = 0
+            fastDifferenceVariance = 0; slowDifferenceVariance = 0
+            foreground.update(from: background, count: partitionCount * 2 * laneBinCount)
+            // Cross-fade the echo estimate from the old foreground to the new one over the block.
+            let n = frameCount
+            for i in 0..<n {
+                foregroundEcho[i] = crossfade[i + n] * foregroundEcho[i] + crossfade[i] * backgroundEcho[i]
+            }
+            return
+        }
+        let demote = -d * abs(d) > 4 * sff * dbf
+            || -fastMeanDifference * abs(fastMeanDifference) > 4 * fastDifferenceVariance
+            || -slowMeanDifference * abs(slowMeanDifference) > 4 * slowDifferenceVariance
+        if demote {
+            background.update(from: foreground, count: partitionCount * 2 * laneBinCount)
+            backgroundEcho.update(from: foregroundEcho, count: frameCount)
+            see = sff
+            fastMeanDifference = 0; slowMeanDifference = 0
+            fastDifferenceVariance = 0; slowDifferenceVariance = 0
+        }
+    }
+
+    /// The per-bin step for the next block from the leak estimate and the residual-to-error ratio.
+    private func updateLearningRate(errorEnergy see: Float, echoEnergy syy: Float, errorEchoCorrelation sey: Float,
+                                    referenceEnergy sxx: Float) {
+        var blockCorrelation: Float = 1, blockEchoPower: Float = 1
+        for k in 0..<binCount {
+            referencePower[k] = (1 - farSmoothing) * referencePower[k] + 1 + farSmoothing * referencePowerBins[k]
+            let eh = errorPowerBins[k] - errorPowerSmoothed[k]
+            let yh = echoPowerBins[k] - echoPowerSmoothed[k]
+            blockCorrelation += eh * yh
+            blockEchoPower += yh * yh
+            errorPowerSmoothed[k] = (1 - spectralSmoothing) * errorPowerSmoothed[k] + spectralSmoothing * errorPowerBins[k]
+            echoPowerSmoothed[k] = (1 - spectralSmoothing) * echoPowerSmoothed[k] + spectralSmoothing * echoPowerBins[k]
+        }
+        blockEchoPower = blockEchoPower.squareRoot()
+        blockCorrelation /= blockEchoPower
+        let alpha = min(correlationRate * syy, correlationRateCeiling * see) / see
+        echoErrorCorrelation = (1 - alpha) * echoErrorCorrelation + alpha * blockCorrelation
+        echoPowerCorrelation = max(1, (1 - alpha) * echoPowerCorrelation + alpha * blockEchoPower)
+        echoErrorCorrelation = min(max(echoErrorCorrelation, 0.005 * echoPowerCorrelation), echoPowerCorrelation)
+        leak = echoErrorCorrelation / echoPowerCorrelation
+
+        var residualToError = (0.0001 * sxx + 3 * leak * syy) / see
+        residualToError = max(residualToError, sey * sey / (1 + see * syy))
+        residualToError = min(residualToError, 0.5)
+
+        if !isAdapted && adaptationSum > Float(partitionCount) && leak * syy > 0.03 * syy { isAdapted = true }
+        if isAdapted {
+            for k in 0..<binCount {
+                let e = errorPowerBins[k] + 1
+                var r = min(leak * echoPowerBins[k], 0.5 * e)
+                r = 0.7 * r + 0.3 * residualToError * e
+                stepPerBin[k] = r / (e * (referencePower[k] + 10))
+            }
+        } else {
+            var rate: Float = 0
+            if sxx > Float(2 * frameCount) * 1000 { rate = min(0.25 * sxx, 0.25 * see) / see }
+            for k in 0..<binCount { stepPerBin[k] = rate / (referencePower[k] + 10) }
+            adaptationSum += rate
+        }
+    }
+
+    /// Writes the filter's taps (background), `partitionCount × frameCount`, in the output's units. Real-time safe.
+    func impulseResponse(into taps: UnsafeMutablePointer<Float>) {
+        for j in 0..<partitionCount {
+            inverse(spectrum(background, j), into: scratch)
+            for i in 0..<frameCount { taps[j * frameCount + i] = scratch[i] / inverseScale }
+        }
+    }
+}
