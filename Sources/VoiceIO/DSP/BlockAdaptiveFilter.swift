@@ -123,6 +123,10 @@ final class BlockAdaptiveFilter {
         }
         for j in 0..<partitionCount { partitionWeight[j] *= 0.8 / sum }
         reset()
+        // Unoptimised builds resolve `sum()`'s conditional conformance (SIMD8 of a floating-point scalar) on first
+        // use, which allocates and locks: first use is here, not when the filter first counts as adapted on the
+        // real-time thread.
+        _ = SIMD8<Float>().sum()
     }
 
     deinit {
