@@ -1,5 +1,6 @@
 /*
- * The floor for `voicepeer process`: the same libspeexdsp calls made directly, with nothing around them.
+ * The floor for `voicepeer process`: libspeexdsp's pipeline made directly, with nothing around them (its MDF echo
+ * canceller where VoiceIO now runs its own, `BlockAdaptiveFilter`; the resampler and preprocessor are the same calls).
  *
  *   speex_pipeline --mic MIC.wav --far FAR.wav --out OUT.wav [--voice-rate 16000] [--filter-ms 200]
  *                  [--stage resample|aec|full]
