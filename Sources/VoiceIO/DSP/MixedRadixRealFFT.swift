@@ -140,46 +140,19 @@ final class MixedRadixRealFFT {
             let m = length / p
             let tc = twiddleCos + twiddleOffsets[pass], ts = twiddleSin + twiddleOffsets[pass]
             let xr = x, xi = x + h, yr = y, yi = y + h
+            let pass = PassGeometry(m: m, stride: stride, sign: sign, tc: tc, ts: ts, xr: xr, xi: xi, yr: yr, yi: yi)
+            // Four neighbouring butterflies (t, t + 1, …) at once while they fill a SIMD4, then one at a time.
+            let laneEnd = stride - stride % SIMD4<Float>.width
             switch p {
             case 2:
-                for q in 0..<m {
-                    let c = tc[q], s = -sign * ts[q]
-                    for t in 0..<stride {
-                        let i0 = t + stride * q, i1 = i0 + stride * m
-                        let ar = xr[i0], ai = xi[i0], br = xr[i1], bi = xi[i1]
-                        let o0 = t + stride * 2 * q, o1 = o0 + stride
-                        yr[o0] = ar + br; yi[o0] = ai + bi
-                        let dr = ar - br, di = ai - bi
-                        yr[o1] = dr * c - di * s; yi[o1] = dr * s + di * c
-                    }
-                }
+                if laneEnd > 0 { pass.radix2(SIMD4<Float>.self, from: 0) }
+                if laneEnd < stride { pass.radix2(Float.self, from: laneEnd) }
             case 4:
-                for q in 0..<m {
-                    let c1 = tc[q], s1 = -sign * ts[q]
-                    let c2 = tc[m + q], s2 = -sign * ts[m + q]
-                    let c3 = tc[2 * m + q], s3 = -sign * ts[2 * m + q]
-                    for t in 0..<stride {
-                        let i0 = t + stride * q, step = stride * m
-                        let ar = xr[i0], ai = xi[i0]
-                        let br = xr[i0 + step], bi = xi[i0 + step]
-                        let cr = xr[i0 + 2 * step], ci = xi[i0 + 2 * step]
-                        let dr = xr[i0 + 3 * step], di = xi[i0 + 3 * step]
-                        let sumACr = ar + cr, sumACi = ai + ci, difACr = ar - cr, difACi = ai - ci
-                        let sumBDr = br + dr, sumBDi = bi + di, difBDr = br - dr, difBDi = bi - di
-                        // ±i·(b − d): the sign of the rotation follows the direction of the transform.
-                        let rotR = -sign * difBDi, rotI = sign * difBDr
-                        let o0 = t + stride * 4 * q
-                        yr[o0] = sumACr + sumBDr; yi[o0] = sumACi + sumBDi
-                        let u1r = difACr + rotR, u1i = difACi + rotI
-                        let u2r = sumACr - sumBDr, u2i = sumACi - sumBDi
-                        let u3r = difACr - rotR, u3i = difACi - rotI
-                        yr[o0 + stride] = u1r * c1 - u1i * s1; yi[o0 + stride] = u1r * s1 + u1i * c1
-                        yr[o0 + 2 * stride] = u2r * c2 - u2i * s2; yi[o0 + 2 * stride] = u2r * s2 + u2i * c2
-                        yr[o0 + 3 * stride] = u3r * c3 - u3i * s3; yi[o0 + 3 * stride] = u3r * s3 + u3i * c3
-                    }
-                }
+                if laneEnd > 0 { pass.radix4(SIMD4<Float>.self, from: 0) }
+                if laneEnd < stride { pass.radix4(Float.self, from: laneEnd) }
             case 5:
-                radix5Pass(m: m, stride: stride, sign: sign, tc: tc, ts: ts, xr: xr, xi: xi, yr: yr, yi: yi)
+                if laneEnd > 0 { pass.radix5(SIMD4<Float>.self, from: 0) }
+                if laneEnd < stride { pass.radix5(Float.self, from: laneEnd) }
             default:
                 smallRadixPass(p, m: m, stride: stride, sign: sign, tc: tc, ts: ts, xr: xr, xi: xi, yr: yr, yi: yi)
             }
@@ -188,41 +161,6 @@ final class MixedRadixRealFFT {
             stride *= p
         }
         return x
-    }
-
-    /// A radix-5 pass: y_j = Σ_k a_k ω^(jk) from the sums and differences of the mirrored pairs (a1, a4), (a2, a3).
-    private func radix5Pass(m: Int, stride: Int, sign: Float, tc: UnsafeMutablePointer<Float>,
-                            ts: UnsafeMutablePointer<Float>, xr: UnsafeMutablePointer<Float>,
-                            xi: UnsafeMutablePointer<Float>, yr: UnsafeMutablePointer<Float>,
-                            yi: UnsafeMutablePointer<Float>) {
-        let c1 = Float(cos(2 * Double.pi / 5)), c2 = Float(cos(4 * Double.pi / 5))
-        let s1 = sign * Float(sin(2 * Double.pi / 5)), s2 = sign * Float(sin(4 * Double.pi / 5))
-        let step = stride * m
-        for q in 0..<m {
-            let w1c = tc[q], w1s = -sign * ts[q], w2c = tc[m + q], w2s = -sign * ts[m + q]
-            let w3c = tc[2 * m + q], w3s = -sign * ts[2 * m + q], w4c = tc[3 * m + q], w4s = -sign * ts[3 * m + q]
-            for t in 0..<stride {
-                let i0 = t + stride * q
-                let a0r = xr[i0], a0i = xi[i0]
-                let a1r = xr[i0 + step], a1i = xi[i0 + step], a2r = xr[i0 + 2 * step], a2i = xi[i0 + 2 * step]
-                let a3r = xr[i0 + 3 * step], a3i = xi[i0 + 3 * step], a4r = xr[i0 + 4 * step], a4i = xi[i0 + 4 * step]
-                let t1r = a1r + a4r, t1i = a1i + a4i, t2r = a2r + a3r, t2i = a2i + a3i
-                let t3r = a1r - a4r, t3i = a1i - a4i, t4r = a2r - a3r, t4i = a2i - a3i
-                let b1r = a0r + c1 * t1r + c2 * t2r, b1i = a0i + c1 * t1i + c2 * t2i
-                let b2r = a0r + c2 * t1r + c1 * t2r, b2i = a0i + c2 * t1i + c1 * t2i
-                let u1r = s1 * t3r + s2 * t4r, u1i = s1 * t3i + s2 * t4i
-                let u2r = s2 * t3r - s1 * t4r, u2i = s2 * t3i - s1 * t4i
-                let o0 = t + stride * 5 * q
-                yr[o0] = a0r + t1r + t2r; yi[o0] = a0i + t1i + t2i
-                // y1 = b1 + i·u1, y4 = b1 − i·u1, y2 = b2 + i·u2, y3 = b2 − i·u2; then the twiddles.
-                let y1r = b1r - u1i, y1i = b1i + u1r, y4r = b1r + u1i, y4i = b1i - u1r
-                let y2r = b2r - u2i, y2i = b2i + u2r, y3r = b2r + u2i, y3i = b2i - u2r
-                yr[o0 + stride] = y1r * w1c - y1i * w1s; yi[o0 + stride] = y1r * w1s + y1i * w1c
-                yr[o0 + 2 * stride] = y2r * w2c - y2i * w2s; yi[o0 + 2 * stride] = y2r * w2s + y2i * w2c
-                yr[o0 + 3 * stride] = y3r * w3c - y3i * w3s; yi[o0 + 3 * stride] = y3r * w3s + y3i * w3c
-                yr[o0 + 4 * stride] = y4r * w4c - y4i * w4s; yi[o0 + 4 * stride] = y4r * w4s + y4i * w4c
-            }
-        }
     }
 
     /// Any other radix: each butterfly a direct DFT of `p` points, then the twiddles.
@@ -261,6 +199,95 @@ final class MixedRadixRealFFT {
                         yi[o0 + j * stride] = sumR * s + sumI * c
                     }
                 }
+            }
+        }
+    }
+}
+
+/// One Stockham pass's sizes and buffers: `m` butterflies of the pass's radix, each over `stride` neighbouring
+/// columns, reading `xr`/`xi` and writing `yr`/`yi`. The radix-2, 4 and 5 butterflies are generic over
+/// `ButterflyLane`, so the same code runs four columns at a time and on the leftover columns. Real-time safe.
+private struct PassGeometry {
+    let m: Int
+    let stride: Int
+    let sign: Float
+    let tc: UnsafeMutablePointer<Float>
+    let ts: UnsafeMutablePointer<Float>
+    let xr: UnsafeMutablePointer<Float>
+    let xi: UnsafeMutablePointer<Float>
+    let yr: UnsafeMutablePointer<Float>
+    let yi: UnsafeMutablePointer<Float>
+
+    /// The `index`-th twiddle of the pass (`index` = (j − 1)·m + q), turned to the transform's direction.
+    @inline(__always) func twiddle<L: ButterflyLane>(_ index: Int) -> (cos: L, sin: L) {
+        (L(broadcasting: tc[index]), L(broadcasting: -sign * ts[index]))
+    }
+
+    @inline(__always) func radix2<L: ButterflyLane>(_: L.Type, from start: Int) {
+        let step = stride &* m
+        for q in 0..<m {
+            let w: (cos: L, sin: L) = twiddle(q)
+            var t = start
+            while t &+ L.width <= stride {
+                let i0 = t &+ stride &* q, o0 = t &+ stride &* 2 &* q
+                let a = SplitComplex<L>(xr, xi, at: i0), b = SplitComplex<L>(xr, xi, at: i0 &+ step)
+                (a + b).store(yr, yi, at: o0)
+                (a - b).rotated(cos: w.cos, sin: w.sin).store(yr, yi, at: o0 &+ stride)
+                t &+= L.width
+            }
+        }
+    }
+
+    @inline(__always) func radix4<L: ButterflyLane>(_: L.Type, from start: Int) {
+        let step = stride &* m
+        let plusSign = L(broadcasting: sign), minusSign = L(broadcasting: -sign)
+        for q in 0..<m {
+            let w1: (cos: L, sin: L) = twiddle(q), w2: (cos: L, sin: L) = twiddle(m &+ q)
+            let w3: (cos: L, sin: L) = twiddle(2 &* m &+ q)
+            var t = start
+            while t &+ L.width <= stride {
+                let i0 = t &+ stride &* q, o0 = t &+ stride &* 4 &* q
+                let a = SplitComplex<L>(xr, xi, at: i0), b = SplitComplex<L>(xr, xi, at: i0 &+ step)
+                let c = SplitComplex<L>(xr, xi, at: i0 &+ 2 &* step), d = SplitComplex<L>(xr, xi, at: i0 &+ 3 &* step)
+                let sumAC = a + c, differenceAC = a - c, sumBD = b + d, differenceBD = b - d
+                // ±i·(b − d): the sign of the rotation follows the direction of the transform.
+                let rotated = SplitComplex(minusSign * differenceBD.im, plusSign * differenceBD.re)
+                (sumAC + sumBD).store(yr, yi, at: o0)
+                (differenceAC + rotated).rotated(cos: w1.cos, sin: w1.sin).store(yr, yi, at: o0 &+ stride)
+                (sumAC - sumBD).rotated(cos: w2.cos, sin: w2.sin).store(yr, yi, at: o0 &+ 2 &* stride)
+                (differenceAC - rotated).rotated(cos: w3.cos, sin: w3.sin).store(yr, yi, at: o0 &+ 3 &* stride)
+                t &+= L.width
+            }
+        }
+    }
+
+    /// y_j = Σ_k a_k ω^(jk) from the sums and differences of the mirrored pairs (a1, a4), (a2, a3).
+    @inline(__always) func radix5<L: ButterflyLane>(_: L.Type, from start: Int) {
+        let c1 = L(broadcasting: Float(cos(2 * Double.pi / 5))), c2 = L(broadcasting: Float(cos(4 * Double.pi / 5)))
+        let s1 = L(broadcasting: sign * Float(sin(2 * Double.pi / 5)))
+        let s2 = L(broadcasting: sign * Float(sin(4 * Double.pi / 5)))
+        let step = stride &* m
+        for q in 0..<m {
+            let w1: (cos: L, sin: L) = twiddle(q), w2: (cos: L, sin: L) = twiddle(m &+ q)
+            let w3: (cos: L, sin: L) = twiddle(2 &* m &+ q), w4: (cos: L, sin: L) = twiddle(3 &* m &+ q)
+            var t = start
+            while t &+ L.width <= stride {
+                let i0 = t &+ stride &* q, o0 = t &+ stride &* 5 &* q
+                let a0 = SplitComplex<L>(xr, xi, at: i0), a1 = SplitComplex<L>(xr, xi, at: i0 &+ step)
+                let a2 = SplitComplex<L>(xr, xi, at: i0 &+ 2 &* step), a3 = SplitComplex<L>(xr, xi, at: i0 &+ 3 &* step)
+                let a4 = SplitComplex<L>(xr, xi, at: i0 &+ 4 &* step)
+                let t1 = a1 + a4, t2 = a2 + a3, t3 = a1 - a4, t4 = a2 - a3
+                let b1 = a0 + t1.scaled(c1) + t2.scaled(c2), b2 = a0 + t1.scaled(c2) + t2.scaled(c1)
+                let u1 = t3.scaled(s1) + t4.scaled(s2), u2 = t3.scaled(s2) - t4.scaled(s1)
+                // y1 = b1 + i·u1, y4 = b1 − i·u1, y2 = b2 + i·u2, y3 = b2 − i·u2; then the twiddles.
+                let y1 = SplitComplex(b1.re - u1.im, b1.im + u1.re), y4 = SplitComplex(b1.re + u1.im, b1.im - u1.re)
+                let y2 = SplitComplex(b2.re - u2.im, b2.im + u2.re), y3 = SplitComplex(b2.re + u2.im, b2.im - u2.re)
+                (a0 + t1 + t2).store(yr, yi, at: o0)
+                y1.rotated(cos: w1.cos, sin: w1.sin).store(yr, yi, at: o0 &+ stride)
+                y2.rotated(cos: w2.cos, sin: w2.sin).store(yr, yi, at: o0 &+ 2 &* stride)
+                y3.rotated(cos: w3.cos, sin: w3.sin).store(yr, yi, at: o0 &+ 3 &* stride)
+                y4.rotated(cos: w4.cos, sin: w4.sin).store(yr, yi, at: o0 &+ 4 &* stride)
+                t &+= L.width
             }
         }
     }
