@@ -5,7 +5,9 @@ protocol ButterflyLane {
     /// How many butterflies one value carries.
     static var width: Int { get }
     init(broadcasting value: Float)
-    static func load(_ pointer: UnsafeMutablePointer<Float>, at offset: Int) -> Self
+    static func load(_ pointer: UnsafePointer<Float>, at offset: Int) -> Self
+    /// The `width` floats ending at `offset`, last first (the mirrored bins h − k of a real spectrum).
+    static func loadReversed(_ pointer: UnsafePointer<Float>, endingAt offset: Int) -> Self
     func store(into pointer: UnsafeMutablePointer<Float>, at offset: Int)
     static func + (lhs: Self, rhs: Self) -> Self
     static func - (lhs: Self, rhs: Self) -> Self
@@ -15,7 +17,10 @@ protocol ButterflyLane {
 extension Float: ButterflyLane {
     @inline(__always) static var width: Int { 1 }
     @inline(__always) init(broadcasting value: Float) { self = value }
-    @inline(__always) static func load(_ pointer: UnsafeMutablePointer<Float>, at offset: Int) -> Float {
+    @inline(__always) static func load(_ pointer: UnsafePointer<Float>, at offset: Int) -> Float {
+        pointer[offset]
+    }
+    @inline(__always) static func loadReversed(_ pointer: UnsafePointer<Float>, endingAt offset: Int) -> Float {
         pointer[offset]
     }
     @inline(__always) func store(into pointer: UnsafeMutablePointer<Float>, at offset: Int) { pointer[offset] = self }
@@ -24,8 +29,12 @@ extension Float: ButterflyLane {
 extension SIMD4: ButterflyLane where Scalar == Float {
     @inline(__always) static var width: Int { 4 }
     @inline(__always) init(broadcasting value: Float) { self.init(repeating: value) }
-    @inline(__always) static func load(_ pointer: UnsafeMutablePointer<Float>, at offset: Int) -> SIMD4<Float> {
+    @inline(__always) static func load(_ pointer: UnsafePointer<Float>, at offset: Int) -> SIMD4<Float> {
         pointer.lanes(at: offset)
+    }
+    @inline(__always) static func loadReversed(_ pointer: UnsafePointer<Float>, endingAt offset: Int) -> SIMD4<Float> {
+        let lanes = pointer.lanes(at: offset &- 3)
+        return SIMD4(lanes[3], lanes[2], lanes[1], lanes[0])
     }
     @inline(__always) func store(into pointer: UnsafeMutablePointer<Float>, at offset: Int) {
         pointer.storeLanes(self, at: offset)

@@ -93,41 +93,90 @@ final class MixedRadixRealFFT {
     /// Spectrum of `input` (`frameCount` frames) into `real` and `imaginary` (`binCount` each). Real-time safe.
     func forward(_ input: UnsafePointer<Float>, real: UnsafeMutablePointer<Float>, imaginary: UnsafeMutablePointer<Float>) {
         let h = halfCount
-        for i in 0..<h {
-            bufferA[i] = input[2 * i]
-            bufferA[h + i] = input[2 * i + 1]
+        let laneEnd = h - h % 4
+        var i = 0
+        while i < laneEnd {
+            let first = input.lanes(at: 2 &* i), second = input.lanes(at: 2 &* i &+ 4)
+            bufferA.storeLanes(SIMD4(first[0], first[2], second[0], second[2]), at: i)
+            bufferA.storeLanes(SIMD4(first[1], first[3], second[1], second[3]), at: h &+ i)
+            i &+= 4
         }
-        let z = transform(sign: -1)
-        for k in 0...h {
-            let a = k == h ? 0 : k, b = k == 0 ? 0 : h - k
-            let ar = z[a], ai = z[h + a], br = z[b], bi = z[h + b]
-            let evenRe = 0.5 * (ar + br), evenIm = 0.5 * (ai - bi)
-            let oddRe = 0.5 * (ai + bi), oddIm = -0.5 * (ar - br)
-            let c = splitCos[k], s = splitSin[k]
-            real[k] = evenRe + c * oddRe - s * oddIm
-            imaginary[k] = evenIm + c * oddIm + s * oddRe
+        while i < h {
+            bufferA[i] = input[2 &* i]
+            bufferA[h &+ i] = input[2 &* i &+ 1]
+            i &+= 1
         }
+        let z = UnsafePointer(transform(sign: -1))
+        // Bins 0 and h both pair z[0] with itself; bins 1 ..< h pair z[k] with z[h − k], four at a time.
+        let z0 = SplitComplex<Float>(z[0], z[h])
+        splitBin(z0, z0, k: 0, real: real, imaginary: imaginary)
+        splitBin(z0, z0, k: h, real: real, imaginary: imaginary)
+        let bins = h &- 1, binLaneEnd = 1 &+ (bins - bins % 4)
+        var k = 1
+        while k < binLaneEnd {
+            let a = SplitComplex<SIMD4<Float>>(z.lanes(at: k), z.lanes(at: h &+ k))
+            let b = SplitComplex<SIMD4<Float>>(.loadReversed(z, endingAt: h &- k), .loadReversed(z, endingAt: 2 &* h &- k))
+            splitBin(a, b, k: k, real: real, imaginary: imaginary)
+            k &+= 4
+        }
+        while k < h {
+            splitBin(SplitComplex<Float>(z[k], z[h &+ k]), SplitComplex(z[h &- k], z[2 &* h &- k]), k: k, real: real,
+                     imaginary: imaginary)
+            k &+= 1
+        }
+    }
+
+    /// Bins k ..< k + width of the real spectrum from the half-length transform's values `a` = Z[k] and `b` = Z[h − k].
+    @inline(__always) private func splitBin<L: ButterflyLane>(_ a: SplitComplex<L>, _ b: SplitComplex<L>, k: Int,
+                                                               real: UnsafeMutablePointer<Float>,
+                                                               imaginary: UnsafeMutablePointer<Float>) {
+        let half = L(broadcasting: 0.5)
+        let evenRe = half * (a.re + b.re), evenIm = half * (a.im - b.im)
+        let oddRe = half * (a.im + b.im), oddIm = half * (b.re - a.re)
+        let c = L.load(splitCos, at: k), s = L.load(splitSin, at: k)
+        (evenRe + c * oddRe - s * oddIm).store(into: real, at: k)
+        (evenIm + c * oddIm + s * oddRe).store(into: imaginary, at: k)
     }
 
     /// `frameCount` frames from `binCount` bins, divided by N (so `inverse(forward(x)) == x`). Real-time safe.
     func inverse(real: UnsafePointer<Float>, imaginary: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>) {
         let h = halfCount
-        for k in 0..<h {
-            let ar = real[k], ai = imaginary[k], br = real[h - k], bi = -imaginary[h - k]
-            let evenRe = 0.5 * (ar + br), evenIm = 0.5 * (ai + bi)
-            let differenceRe = 0.5 * (ar - br), differenceIm = 0.5 * (ai - bi)
-            // Odd half: the difference turned back by e^(+2πik/N).
-            let c = splitCos[k], s = -splitSin[k]
-            let oddRe = differenceRe * c - differenceIm * s, oddIm = differenceRe * s + differenceIm * c
-            bufferA[k] = evenRe - oddIm
-            bufferA[h + k] = evenIm + oddRe
-        }
+        let laneEnd = h - h % 4
+        var k = 0
+        while k < laneEnd { mergeBin(SIMD4<Float>.self, k: k, real: real, imaginary: imaginary); k &+= 4 }
+        while k < h { mergeBin(Float.self, k: k, real: real, imaginary: imaginary); k &+= 1 }
         let z = transform(sign: 1)
         let scale = 1 / Float(h)
-        for i in 0..<h {
-            output[2 * i] = z[i] * scale
-            output[2 * i + 1] = z[h + i] * scale
+        var i = 0
+        while i < laneEnd {
+            let even = z.lanes(at: i) * scale, odd = z.lanes(at: h &+ i) * scale
+            output.storeLanes(SIMD4(even[0], odd[0], even[1], odd[1]), at: 2 &* i)
+            output.storeLanes(SIMD4(even[2], odd[2], even[3], odd[3]), at: 2 &* i &+ 4)
+            i &+= 4
         }
+        while i < h {
+            output[2 &* i] = z[i] * scale
+            output[2 &* i &+ 1] = z[h &+ i] * scale
+            i &+= 1
+        }
+    }
+
+    /// Z[k] ..< Z[k + width] of the half-length transform's input from bins k and h − k of the real spectrum.
+    @inline(__always) private func mergeBin<L: ButterflyLane>(_: L.Type, k: Int, real: UnsafePointer<Float>,
+                                                               imaginary: UnsafePointer<Float>) {
+        let h = halfCount
+        let half = L(broadcasting: 0.5)
+        let ar = L.load(real, at: k)
+        let ai = L.load(imaginary, at: k)
+        let br = L.loadReversed(real, endingAt: h &- k), biMirror = L.loadReversed(imaginary, endingAt: h &- k)
+        // b = conj(X[h − k]): its imaginary part is −biMirror.
+        let evenRe = half * (ar + br), evenIm = half * (ai - biMirror)
+        let differenceRe = half * (ar - br), differenceIm = half * (ai + biMirror)
+        // Odd half: the difference turned back by e^(+2πik/N).
+        let c = L.load(splitCos, at: k), s = L(broadcasting: 0) - L.load(splitSin, at: k)
+        let oddRe = differenceRe * c - differenceIm * s, oddIm = differenceRe * s + differenceIm * c
+        (evenRe - oddIm).store(into: bufferA, at: k)
+        (evenIm + oddRe).store(into: bufferA, at: h &+ k)
     }
 
     /// The complex transform of `bufferA` (sign −1 forward, +1 backward, unscaled); returns the buffer holding it.
