@@ -196,6 +196,8 @@ final class MixedRadixRealFFT {
             case 2:
                 if laneEnd > 0 { pass.radix2(SIMD4<Float>.self, from: 0) }
                 if laneEnd < stride { pass.radix2(Float.self, from: laneEnd) }
+            case 4 where stride == 1 && m % SIMD4<Float>.width == 0:
+                pass.radix4AcrossButterflies()
             case 4:
                 if laneEnd > 0 { pass.radix4(SIMD4<Float>.self, from: 0) }
                 if laneEnd < stride { pass.radix4(Float.self, from: laneEnd) }
@@ -287,26 +289,60 @@ private struct PassGeometry {
         }
     }
 
+    /// One radix-4 butterfly before its twiddles.
+    @inline(__always) func radix4Butterfly<L: ButterflyLane>(_ a: SplitComplex<L>, _ b: SplitComplex<L>,
+                                                             _ c: SplitComplex<L>, _ d: SplitComplex<L>)
+        -> (SplitComplex<L>, SplitComplex<L>, SplitComplex<L>, SplitComplex<L>) {
+        let sumAC = a + c, differenceAC = a - c, sumBD = b + d, differenceBD = b - d
+        // ±i·(b − d): the sign of the rotation follows the direction of the transform.
+        let rotated = SplitComplex(L(broadcasting: -sign) * differenceBD.im, L(broadcasting: sign) * differenceBD.re)
+        return (sumAC + sumBD, differenceAC + rotated, sumAC - sumBD, differenceAC - rotated)
+    }
+
     @inline(__always) func radix4<L: ButterflyLane>(_: L.Type, from start: Int) {
         let step = stride &* m
-        let plusSign = L(broadcasting: sign), minusSign = L(broadcasting: -sign)
         for q in 0..<m {
             let w1: (cos: L, sin: L) = twiddle(q), w2: (cos: L, sin: L) = twiddle(m &+ q)
             let w3: (cos: L, sin: L) = twiddle(2 &* m &+ q)
             var t = start
             while t &+ L.width <= stride {
                 let i0 = t &+ stride &* q, o0 = t &+ stride &* 4 &* q
-                let a = SplitComplex<L>(xr, xi, at: i0), b = SplitComplex<L>(xr, xi, at: i0 &+ step)
-                let c = SplitComplex<L>(xr, xi, at: i0 &+ 2 &* step), d = SplitComplex<L>(xr, xi, at: i0 &+ 3 &* step)
-                let sumAC = a + c, differenceAC = a - c, sumBD = b + d, differenceBD = b - d
-                // ±i·(b − d): the sign of the rotation follows the direction of the transform.
-                let rotated = SplitComplex(minusSign * differenceBD.im, plusSign * differenceBD.re)
-                (sumAC + sumBD).store(yr, yi, at: o0)
-                (differenceAC + rotated).rotated(cos: w1.cos, sin: w1.sin).store(yr, yi, at: o0 &+ stride)
-                (sumAC - sumBD).rotated(cos: w2.cos, sin: w2.sin).store(yr, yi, at: o0 &+ 2 &* stride)
-                (differenceAC - rotated).rotated(cos: w3.cos, sin: w3.sin).store(yr, yi, at: o0 &+ 3 &* stride)
+                let (y0, y1, y2, y3) = radix4Butterfly(
+                    SplitComplex<L>(xr, xi, at: i0), SplitComplex<L>(xr, xi, at: i0 &+ step),
+                    SplitComplex<L>(xr, xi, at: i0 &+ 2 &* step), SplitComplex<L>(xr, xi, at: i0 &+ 3 &* step))
+                y0.store(yr, yi, at: o0)
+                y1.rotated(cos: w1.cos, sin: w1.sin).store(yr, yi, at: o0 &+ stride)
+                y2.rotated(cos: w2.cos, sin: w2.sin).store(yr, yi, at: o0 &+ 2 &* stride)
+                y3.rotated(cos: w3.cos, sin: w3.sin).store(yr, yi, at: o0 &+ 3 &* stride)
                 t &+= L.width
             }
+        }
+    }
+
+    /// A radix-4 pass with `stride` 1 (the first pass) and `m` a multiple of 4: four butterflies q … q + 3 at once,
+    /// their inputs and twiddles contiguous; each butterfly's four outputs are neighbours, so the lanes are
+    /// transposed on the way out.
+    @inline(__always) func radix4AcrossButterflies() {
+        let minusSign = SIMD4<Float>(repeating: -sign)
+        var q = 0
+        while q < m {
+            let (y0, y1, y2, y3) = radix4Butterfly(
+                SplitComplex<SIMD4<Float>>(xr, xi, at: q), SplitComplex<SIMD4<Float>>(xr, xi, at: q &+ m),
+                SplitComplex<SIMD4<Float>>(xr, xi, at: q &+ 2 &* m), SplitComplex<SIMD4<Float>>(xr, xi, at: q &+ 3 &* m))
+            let z1 = y1.rotated(cos: tc.lanes(at: q), sin: minusSign * ts.lanes(at: q))
+            let z2 = y2.rotated(cos: tc.lanes(at: m &+ q), sin: minusSign * ts.lanes(at: m &+ q))
+            let z3 = y3.rotated(cos: tc.lanes(at: 2 &* m &+ q), sin: minusSign * ts.lanes(at: 2 &* m &+ q))
+            storeTransposed(y0.re, z1.re, z2.re, z3.re, into: yr + 4 &* q)
+            storeTransposed(y0.im, z1.im, z2.im, z3.im, into: yi + 4 &* q)
+            q &+= 4
+        }
+    }
+
+    /// Rows `r0` … `r3` written as columns: 16 floats, `r0[0], r1[0], r2[0], r3[0], r0[1], …`.
+    @inline(__always) private func storeTransposed(_ r0: SIMD4<Float>, _ r1: SIMD4<Float>, _ r2: SIMD4<Float>,
+                                                   _ r3: SIMD4<Float>, into pointer: UnsafeMutablePointer<Float>) {
+        for lane in 0..<4 {
+            pointer.storeLanes(SIMD4(r0[lane], r1[lane], r2[lane], r3[lane]), at: 4 &* lane)
         }
     }
 
