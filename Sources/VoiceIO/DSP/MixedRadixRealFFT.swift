@@ -2,8 +2,8 @@ import Glibc
 
 /// Fast Fourier transform of a real signal of any even length (e.g. 160, 220, 320, 882, 960: two 10 ms blocks at
 /// 8, 11.025, 16, 44.1, 48 kHz), for `BlockAdaptiveFilter`'s window of two blocks; `RealFFT` covers powers of two
-/// only. Radix-4, 2 and 5 passes have their own butterflies; any other prime factor runs as a direct DFT of that
-/// size, so lengths whose half has only small factors are fast.
+/// only. Radix-4, 2 and 5 passes have their own butterflies, run four at a time on SIMD4 lanes (`ButterflyLane`);
+/// any other prime factor runs as a direct DFT of that size, so lengths whose half has only small factors are fast.
 ///
 /// Same conventions as `RealFFT`: `forward` gives the `frameCount / 2 + 1` bins of X[k] = Σ x[n] e^(−2πikn/N)
 /// unscaled; `inverse` divides by N. Internally a complex transform of N/2 points (even frames real, odd frames
