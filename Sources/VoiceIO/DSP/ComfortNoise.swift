@@ -53,16 +53,11 @@ public final class ComfortNoise {
         self.synthesisPowerScale = synthesisPowerScale
         subwindowFrames = max(1, windowFrames / Self.subwindowCount)
         self.windowFrames = subwindowFrames * Self.subwindowCount
-        func filled(_ count: Int) -> UnsafeMutablePointer<Float> {
-            let pointer = UnsafeMutablePointer<Float>.allocate(capacity: count)
-            pointer.initialize(repeating: 0, count: count)
-            return pointer
-        }
-        noisePower = filled(binCount)
-        smoothedPower = filled(binCount)
-        currentMinimum = filled(binCount)
-        subwindowMinima = filled(binCount * Self.subwindowCount)
-        windowMinimum = filled(binCount)
+        noisePower = .zeroed(binCount)
+        smoothedPower = .zeroed(binCount)
+        currentMinimum = .zeroed(binCount)
+        subwindowMinima = .zeroed(binCount * Self.subwindowCount)
+        windowMinimum = .zeroed(binCount)
     }
 
     deinit {

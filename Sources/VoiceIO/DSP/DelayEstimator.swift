@@ -173,31 +173,26 @@ public final class DelayEstimator {
                                          enabled: decimationFactor > 1)
         microphoneFilter = referenceFilter
 
-        func zeroed(_ count: Int) -> UnsafeMutablePointer<Float> {
-            let pointer = UnsafeMutablePointer<Float>.allocate(capacity: count)
-            pointer.initialize(repeating: 0, count: count)
-            return pointer
-        }
-        referenceWindow = zeroed(2 * partition)
-        microphonePartition = zeroed(partition)
-        microphoneTaper = zeroed(partition)
+        referenceWindow = .zeroed(2 * partition)
+        microphonePartition = .zeroed(partition)
+        microphoneTaper = .zeroed(partition)
         for index in 0..<partition {
             microphoneTaper[index] = Float(0.5 - 0.5 * cos(2 * Double.pi * (Double(index) + 0.5) / Double(partition)))
         }
-        transformInput = zeroed(2 * partition)
-        microphoneReal = zeroed(binCount)
-        microphoneImaginary = zeroed(binCount)
-        referenceReal = zeroed(partitionCount * binCount)
-        referenceImaginary = zeroed(partitionCount * binCount)
-        crossReal = zeroed(partitionCount * binCount)
-        crossImaginary = zeroed(partitionCount * binCount)
-        referencePower = zeroed(binCount)
-        microphonePower = zeroed(binCount)
-        correlation = zeroed(lagCount)
-        whitening = zeroed(binCount)
-        weightedReal = zeroed(binCount)
-        weightedImaginary = zeroed(binCount)
-        lagScratch = zeroed(2 * partition)
+        transformInput = .zeroed(2 * partition)
+        microphoneReal = .zeroed(binCount)
+        microphoneImaginary = .zeroed(binCount)
+        referenceReal = .zeroed(partitionCount * binCount)
+        referenceImaginary = .zeroed(partitionCount * binCount)
+        crossReal = .zeroed(partitionCount * binCount)
+        crossImaginary = .zeroed(partitionCount * binCount)
+        referencePower = .zeroed(binCount)
+        microphonePower = .zeroed(binCount)
+        correlation = .zeroed(lagCount)
+        whitening = .zeroed(binCount)
+        weightedReal = .zeroed(binCount)
+        weightedImaginary = .zeroed(binCount)
+        lagScratch = .zeroed(2 * partition)
     }
 
     deinit {
