@@ -2,8 +2,10 @@ import Glibc
 
 /// Fast Fourier transform of a real signal of any even length (e.g. 160, 220, 320, 882, 960: two 10 ms blocks at
 /// 8, 11.025, 16, 44.1, 48 kHz), for `BlockAdaptiveFilter`'s window of two blocks; `RealFFT` covers powers of two
-/// only. Radix-4, 2 and 5 passes have their own butterflies; any other prime factor runs as a direct DFT of that
-/// size, so lengths whose half has only small factors are fast.
+/// only. Radix-4, 2 and 5 passes have their own butterflies, run on four lanes (four butterflies at once) where the
+/// layout allows (`PassGeometry`); any other prime factor runs as a direct DFT of that size, so lengths whose half
+/// has only small factors are fast. The lanes are `SIMD4<Float>` in an optimised build and four plain floats in an
+/// unoptimised one (`FFTLanes`): the same operations, the same results, and debug builds keep real-time pace.
 ///
 /// Same conventions as `RealFFT`: `forward` gives the `frameCount / 2 + 1` bins of X[k] = Σ x[n] e^(−2πikn/N)
 /// unscaled; `inverse` divides by N. Internally a complex transform of N/2 points (even frames real, odd frames
@@ -26,8 +28,11 @@ final class MixedRadixRealFFT {
     private let directScratch: UnsafeMutablePointer<Float>
     private let splitCos: UnsafeMutablePointer<Float>
     private let splitSin: UnsafeMutablePointer<Float>
-    private let bufferA: UnsafeMutablePointer<Float>   // real then imaginary, halfCount each
+    /// Real parts at 0 ..< halfCount, imaginary parts from `plane` (halfCount rounded up to whole lanes), so that
+    /// both planes start on a 16-byte boundary for the SIMD4 passes.
+    private let bufferA: UnsafeMutablePointer<Float>
     private let bufferB: UnsafeMutablePointer<Float>
+    private let plane: Int
 
     /// Not real-time safe. `frameCount` must be even and at least 4.
     init(frameCount: Int) {
@@ -57,8 +62,8 @@ final class MixedRadixRealFFT {
         }
         twiddleOffsets = .allocate(capacity: max(offsets.count, 1))
         twiddleOffsets.initialize(from: offsets, count: offsets.count)
-        twiddleCos = .allocate(capacity: max(total, 1))
-        twiddleSin = .allocate(capacity: max(total, 1))
+        twiddleCos = .zeroed(max(total, 1))
+        twiddleSin = .zeroed(max(total, 1))
         length = halfCount
         for (pass, p) in radices.enumerated() {
             let m = length / p
@@ -71,17 +76,16 @@ final class MixedRadixRealFFT {
             }
             length = m
         }
-        splitCos = .allocate(capacity: halfCount + 1)
-        splitSin = .allocate(capacity: halfCount + 1)
+        splitCos = .zeroed(halfCount + 1)
+        splitSin = .zeroed(halfCount + 1)
         for k in 0...halfCount {
             let angle = -2 * Double.pi * Double(k) / Double(frameCount)
             splitCos[k] = Float(cos(angle))
             splitSin[k] = Float(sin(angle))
         }
-        bufferA = .allocate(capacity: 2 * halfCount)
-        bufferB = .allocate(capacity: 2 * halfCount)
-        bufferA.initialize(repeating: 0, count: 2 * halfCount)
-        bufferB.initialize(repeating: 0, count: 2 * halfCount)
+        plane = (halfCount + 3) / 4 * 4
+        bufferA = .zeroed(2 * plane)
+        bufferB = .zeroed(2 * plane)
     }
 
     deinit {
@@ -92,137 +96,86 @@ final class MixedRadixRealFFT {
 
     /// Spectrum of `input` (`frameCount` frames) into `real` and `imaginary` (`binCount` each). Real-time safe.
     func forward(_ input: UnsafePointer<Float>, real: UnsafeMutablePointer<Float>, imaginary: UnsafeMutablePointer<Float>) {
-        let h = halfCount
+        let h = halfCount, zi = plane
         for i in 0..<h {
-            bufferA[i] = input[2 * i]
-            bufferA[h + i] = input[2 * i + 1]
+            bufferA[i] = input[2 &* i]
+            bufferA[zi &+ i] = input[2 &* i &+ 1]
         }
         let z = transform(sign: -1)
-        for k in 0...h {
-            let a = k == h ? 0 : k, b = k == 0 ? 0 : h - k
-            let ar = z[a], ai = z[h + a], br = z[b], bi = z[h + b]
-            let evenRe = 0.5 * (ar + br), evenIm = 0.5 * (ai - bi)
-            let oddRe = 0.5 * (ai + bi), oddIm = -0.5 * (ar - br)
-            let c = splitCos[k], s = splitSin[k]
-            real[k] = evenRe + c * oddRe - s * oddIm
-            imaginary[k] = evenIm + c * oddIm + s * oddRe
+        // Bin k pairs Z[k] with Z[h − k] (bins 0 and h: Z[0] with itself), four bins at a time, then the rest.
+        var k = 0
+        while k &+ 4 <= h {
+            let a = (FFTLanes(loading: z + k), FFTLanes(loading: z + (zi &+ k)))
+            let b = (FFTLanes(reversedFrom: z, at: h &- k, wrapping: h),
+                     FFTLanes(reversedFrom: z + zi, at: h &- k, wrapping: h))
+            let (re, im) = splitBins(a, b, cos: FFTLanes(loading: splitCos + k), sin: FFTLanes(loading: splitSin + k))
+            re.store(into: real + k)
+            im.store(into: imaginary + k)
+            k &+= 4
+        }
+        while k <= h {
+            let a = k == h ? 0 : k, b = k == 0 ? 0 : h &- k
+            let (re, im) = splitBins((FFTLanes(repeating: z[a]), FFTLanes(repeating: z[zi &+ a])),
+                                     (FFTLanes(repeating: z[b]), FFTLanes(repeating: z[zi &+ b])),
+                                     cos: FFTLanes(repeating: splitCos[k]), sin: FFTLanes(repeating: splitSin[k]))
+            real[k] = re.x
+            imaginary[k] = im.x
+            k &+= 1
         }
     }
 
     /// `frameCount` frames from `binCount` bins, divided by N (so `inverse(forward(x)) == x`). Real-time safe.
     func inverse(real: UnsafePointer<Float>, imaginary: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>) {
-        let h = halfCount
-        for k in 0..<h {
-            let ar = real[k], ai = imaginary[k], br = real[h - k], bi = -imaginary[h - k]
-            let evenRe = 0.5 * (ar + br), evenIm = 0.5 * (ai + bi)
-            let differenceRe = 0.5 * (ar - br), differenceIm = 0.5 * (ai - bi)
-            // Odd half: the difference turned back by e^(+2πik/N).
-            let c = splitCos[k], s = -splitSin[k]
-            let oddRe = differenceRe * c - differenceIm * s, oddIm = differenceRe * s + differenceIm * c
-            bufferA[k] = evenRe - oddIm
-            bufferA[h + k] = evenIm + oddRe
+        let h = halfCount, zi = plane
+        var k = 0
+        while k &+ 4 <= h {
+            let (re, im) = mergeBins((FFTLanes(loading: real + k), FFTLanes(loading: imaginary + k)),
+                                     (FFTLanes(reversedFrom: real, at: h &- k, wrapping: -1),
+                                      FFTLanes(reversedFrom: imaginary, at: h &- k, wrapping: -1)),
+                                     cos: FFTLanes(loading: splitCos + k), sin: FFTLanes(loading: splitSin + k))
+            re.store(into: bufferA + k)
+            im.store(into: bufferA + (zi &+ k))
+            k &+= 4
+        }
+        while k < h {
+            let (re, im) = mergeBins((FFTLanes(repeating: real[k]), FFTLanes(repeating: imaginary[k])),
+                                     (FFTLanes(repeating: real[h &- k]), FFTLanes(repeating: imaginary[h &- k])),
+                                     cos: FFTLanes(repeating: splitCos[k]), sin: FFTLanes(repeating: splitSin[k]))
+            bufferA[k] = re.x
+            bufferA[zi &+ k] = im.x
+            k &+= 1
         }
         let z = transform(sign: 1)
         let scale = 1 / Float(h)
         for i in 0..<h {
-            output[2 * i] = z[i] * scale
-            output[2 * i + 1] = z[h + i] * scale
+            output[2 &* i] = z[i] * scale
+            output[2 &* i &+ 1] = z[zi &+ i] * scale
         }
     }
 
     /// The complex transform of `bufferA` (sign −1 forward, +1 backward, unscaled); returns the buffer holding it.
     private func transform(sign: Float) -> UnsafeMutablePointer<Float> {
-        let h = halfCount
         var x = bufferA, y = bufferB
-        var length = h, stride = 1
+        var length = halfCount, stride = 1
         for pass in 0..<passCount {
             let p = radices[pass]
             let m = length / p
-            let tc = twiddleCos + twiddleOffsets[pass], ts = twiddleSin + twiddleOffsets[pass]
-            let xr = x, xi = x + h, yr = y, yi = y + h
+            let offset = twiddleOffsets[pass]
+            let geometry = PassGeometry(m: m, stride: stride, sign: sign, twiddleCos: twiddleCos + offset,
+                                        twiddleSin: twiddleSin + offset, input: x, output: y, plane: plane)
             switch p {
-            case 2:
-                for q in 0..<m {
-                    let c = tc[q], s = -sign * ts[q]
-                    for t in 0..<stride {
-                        let i0 = t + stride * q, i1 = i0 + stride * m
-                        let ar = xr[i0], ai = xi[i0], br = xr[i1], bi = xi[i1]
-                        let o0 = t + stride * 2 * q, o1 = o0 + stride
-                        yr[o0] = ar + br; yi[o0] = ai + bi
-                        let dr = ar - br, di = ai - bi
-                        yr[o1] = dr * c - di * s; yi[o1] = dr * s + di * c
-                    }
-                }
-            case 4:
-                for q in 0..<m {
-                    let c1 = tc[q], s1 = -sign * ts[q]
-                    let c2 = tc[m + q], s2 = -sign * ts[m + q]
-                    let c3 = tc[2 * m + q], s3 = -sign * ts[2 * m + q]
-                    for t in 0..<stride {
-                        let i0 = t + stride * q, step = stride * m
-                        let ar = xr[i0], ai = xi[i0]
-                        let br = xr[i0 + step], bi = xi[i0 + step]
-                        let cr = xr[i0 + 2 * step], ci = xi[i0 + 2 * step]
-                        let dr = xr[i0 + 3 * step], di = xi[i0 + 3 * step]
-                        let sumACr = ar + cr, sumACi = ai + ci, difACr = ar - cr, difACi = ai - ci
-                        let sumBDr = br + dr, sumBDi = bi + di, difBDr = br - dr, difBDi = bi - di
-                        // ±i·(b − d): the sign of the rotation follows the direction of the transform.
-                        let rotR = -sign * difBDi, rotI = sign * difBDr
-                        let o0 = t + stride * 4 * q
-                        yr[o0] = sumACr + sumBDr; yi[o0] = sumACi + sumBDi
-                        let u1r = difACr + rotR, u1i = difACi + rotI
-                        let u2r = sumACr - sumBDr, u2i = sumACi - sumBDi
-                        let u3r = difACr - rotR, u3i = difACi - rotI
-                        yr[o0 + stride] = u1r * c1 - u1i * s1; yi[o0 + stride] = u1r * s1 + u1i * c1
-                        yr[o0 + 2 * stride] = u2r * c2 - u2i * s2; yi[o0 + 2 * stride] = u2r * s2 + u2i * c2
-                        yr[o0 + 3 * stride] = u3r * c3 - u3i * s3; yi[o0 + 3 * stride] = u3r * s3 + u3i * c3
-                    }
-                }
-            case 5:
-                radix5Pass(m: m, stride: stride, sign: sign, tc: tc, ts: ts, xr: xr, xi: xi, yr: yr, yi: yi)
+            case 2: geometry.radix2()
+            case 4: geometry.radix4()
+            case 5: geometry.radix5()
             default:
-                smallRadixPass(p, m: m, stride: stride, sign: sign, tc: tc, ts: ts, xr: xr, xi: xi, yr: yr, yi: yi)
+                smallRadixPass(p, m: m, stride: stride, sign: sign, tc: twiddleCos + offset, ts: twiddleSin + offset,
+                               xr: x, xi: x + plane, yr: y, yi: y + plane)
             }
             swap(&x, &y)
             length = m
             stride *= p
         }
         return x
-    }
-
-    /// A radix-5 pass: y_j = Σ_k a_k ω^(jk) from the sums and differences of the mirrored pairs (a1, a4), (a2, a3).
-    private func radix5Pass(m: Int, stride: Int, sign: Float, tc: UnsafeMutablePointer<Float>,
-                            ts: UnsafeMutablePointer<Float>, xr: UnsafeMutablePointer<Float>,
-                            xi: UnsafeMutablePointer<Float>, yr: UnsafeMutablePointer<Float>,
-                            yi: UnsafeMutablePointer<Float>) {
-        let c1 = Float(cos(2 * Double.pi / 5)), c2 = Float(cos(4 * Double.pi / 5))
-        let s1 = sign * Float(sin(2 * Double.pi / 5)), s2 = sign * Float(sin(4 * Double.pi / 5))
-        let step = stride * m
-        for q in 0..<m {
-            let w1c = tc[q], w1s = -sign * ts[q], w2c = tc[m + q], w2s = -sign * ts[m + q]
-            let w3c = tc[2 * m + q], w3s = -sign * ts[2 * m + q], w4c = tc[3 * m + q], w4s = -sign * ts[3 * m + q]
-            for t in 0..<stride {
-                let i0 = t + stride * q
-                let a0r = xr[i0], a0i = xi[i0]
-                let a1r = xr[i0 + step], a1i = xi[i0 + step], a2r = xr[i0 + 2 * step], a2i = xi[i0 + 2 * step]
-                let a3r = xr[i0 + 3 * step], a3i = xi[i0 + 3 * step], a4r = xr[i0 + 4 * step], a4i = xi[i0 + 4 * step]
-                let t1r = a1r + a4r, t1i = a1i + a4i, t2r = a2r + a3r, t2i = a2i + a3i
-                let t3r = a1r - a4r, t3i = a1i - a4i, t4r = a2r - a3r, t4i = a2i - a3i
-                let b1r = a0r + c1 * t1r + c2 * t2r, b1i = a0i + c1 * t1i + c2 * t2i
-                let b2r = a0r + c2 * t1r + c1 * t2r, b2i = a0i + c2 * t1i + c1 * t2i
-                let u1r = s1 * t3r + s2 * t4r, u1i = s1 * t3i + s2 * t4i
-                let u2r = s2 * t3r - s1 * t4r, u2i = s2 * t3i - s1 * t4i
-                let o0 = t + stride * 5 * q
-                yr[o0] = a0r + t1r + t2r; yi[o0] = a0i + t1i + t2i
-                // y1 = b1 + i·u1, y4 = b1 − i·u1, y2 = b2 + i·u2, y3 = b2 − i·u2; then the twiddles.
-                let y1r = b1r - u1i, y1i = b1i + u1r, y4r = b1r + u1i, y4i = b1i - u1r
-                let y2r = b2r - u2i, y2i = b2i + u2r, y3r = b2r + u2i, y3i = b2i - u2r
-                yr[o0 + stride] = y1r * w1c - y1i * w1s; yi[o0 + stride] = y1r * w1s + y1i * w1c
-                yr[o0 + 2 * stride] = y2r * w2c - y2i * w2s; yi[o0 + 2 * stride] = y2r * w2s + y2i * w2c
-                yr[o0 + 3 * stride] = y3r * w3c - y3i * w3s; yi[o0 + 3 * stride] = y3r * w3s + y3i * w3c
-                yr[o0 + 4 * stride] = y4r * w4c - y4i * w4s; yi[o0 + 4 * stride] = y4r * w4s + y4i * w4c
-            }
-        }
     }
 
     /// Any other radix: each butterfly a direct DFT of `p` points, then the twiddles.
@@ -264,4 +217,26 @@ final class MixedRadixRealFFT {
             }
         }
     }
+}
+
+/// Bins k … k + 3 of the real spectrum from the half-length transform's Z[k …] (`a`) and Z[h − k …] (`b`), with
+/// the split twiddles e^(−2πik/N) of those bins.
+@_transparent private func splitBins(_ a: ComplexLanes, _ b: ComplexLanes, cos c: FFTLanes, sin s: FFTLanes) -> ComplexLanes {
+    let half = FFTLanes(repeating: 0.5)
+    let evenRe = half * (a.re + b.re), evenIm = half * (a.im - b.im)
+    let oddRe = half * (a.im + b.im), oddIm = half * (b.re - a.re)
+    return (evenRe + c * oddRe - s * oddIm, evenIm + c * oddIm + s * oddRe)
+}
+
+/// Z[k …] of the half-length transform's input from bins k … (`a`) and h − k … (`b`) of the real spectrum, with the
+/// split twiddles of bins k ….
+@_transparent private func mergeBins(_ a: ComplexLanes, _ b: ComplexLanes, cos c: FFTLanes, sin: FFTLanes) -> ComplexLanes {
+    let half = FFTLanes(repeating: 0.5)
+    // conj(X[h − k]): its imaginary part is −b.im.
+    let evenRe = half * (a.re + b.re), evenIm = half * (a.im - b.im)
+    let differenceRe = half * (a.re - b.re), differenceIm = half * (a.im + b.im)
+    // Odd half: the difference turned back by e^(+2πik/N).
+    let s = FFTLanes(repeating: 0) - sin
+    let oddRe = differenceRe * c - differenceIm * s, oddIm = differenceRe * s + differenceIm * c
+    return (evenRe - oddIm, evenIm + oddRe)
 }
