@@ -186,22 +186,19 @@ final class BlockAdaptiveFilter {
 
     /// Σ_j X(age j) · W_j into `accumulator`, then the echo block (the window's last `frameCount` frames) into `echo`.
     private func filter(_ weights: UnsafeMutablePointer<Float>, echo: UnsafeMutablePointer<Float>) {
-        let lanes = laneBinCount / 8
-        let imaginaryOffset = laneBinCount * 4
-        let acc = UnsafeMutableRawPointer(accumulator)
+        let imaginary = laneBinCount
         accumulator.update(repeating: 0, count: 2 * laneBinCount)
         for j in 0..<partitionCount {
-            let x = UnsafeRawPointer(referenceSpectrum(age: j)), w = UnsafeRawPointer(spectrum(weights, j))
-            for lane in 0..<lanes {
-                let offset = lane * 32
-                let xr = x.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
-                let xi = x.loadUnaligned(fromByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
-                let wr = w.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
-                let wi = w.loadUnaligned(fromByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
-                let sumRe = acc.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
-                let sumIm = acc.loadUnaligned(fromByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
-                acc.storeBytes(of: sumRe + xr * wr - xi * wi, toByteOffset: offset, as: SIMD8<Float>.self)
-                acc.storeBytes(of: sumIm + xr * wi + xi * wr, toByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
+            let x = referenceSpectrum(age: j), w = spectrum(weights, j)
+            var k = 0
+            while k < laneBinCount {
+                let xr = SpectrumLanes(loading: x + k), xi = SpectrumLanes(loading: x + (imaginary &+ k))
+                let wr = SpectrumLanes(loading: w + k), wi = SpectrumLanes(loading: w + (imaginary &+ k))
+                let sumRe = SpectrumLanes(loading: accumulator + k)
+                let sumIm = SpectrumLanes(loading: accumulator + (imaginary &+ k))
+                (sumRe + xr * wr - xi * wi).store(into: accumulator + k)
+                (sumIm + xr * wi + xi * wr).store(into: accumulator + (imaginary &+ k))
+                k &+= 4
             }
         }
         inverse(accumulator, into: scratch)
@@ -315,24 +312,20 @@ final class BlockAdaptiveFilter {
     /// W_j += μ_k · p_j · conj(X(age j + 1)) · E for every partition: last block's error against the reference
     /// spectra it was filtered from.
     private func adaptBackground() {
-        let lanes = laneBinCount / 8
-        let e = UnsafeRawPointer(errorSpectrum), step = UnsafeRawPointer(stepPerBin)
-        let imaginaryOffset = laneBinCount * 4
+        let imaginary = laneBinCount
         for j in 0..<partitionCount {
-            let x = UnsafeRawPointer(referenceSpectrum(age: j + 1)), w = UnsafeMutableRawPointer(spectrum(background, j))
-            let weight = SIMD8<Float>(repeating: partitionWeight[j])
-            for lane in 0..<lanes {
-                let offset = lane * 32
-                let xr = x.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
-                let xi = x.loadUnaligned(fromByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
-                let er = e.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
-                let ei = e.loadUnaligned(fromByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
-                let mu = weight * step.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
-                let wr = w.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
-                let wi = w.loadUnaligned(fromByteOffset: offset + imaginaryOffset, as: SIMD8<Float>.self)
-                w.storeBytes(of: wr + mu * (xr * er + xi * ei), toByteOffset: offset, as: SIMD8<Float>.self)
-                w.storeBytes(of: wi + mu * (xr * ei - xi * er), toByteOffset: offset + imaginaryOffset,
-                             as: SIMD8<Float>.self)
+            let x = referenceSpectrum(age: j &+ 1), w = spectrum(background, j)
+            let weight = SpectrumLanes(repeating: partitionWeight[j])
+            var k = 0
+            while k < laneBinCount {
+                let xr = SpectrumLanes(loading: x + k), xi = SpectrumLanes(loading: x + (imaginary &+ k))
+                let er = SpectrumLanes(loading: errorSpectrum + k)
+                let ei = SpectrumLanes(loading: errorSpectrum + (imaginary &+ k))
+                let mu = weight * SpectrumLanes(loading: stepPerBin + k)
+                let wr = SpectrumLanes(loading: w + k), wi = SpectrumLanes(loading: w + (imaginary &+ k))
+                (wr + mu * (xr * er + xi * ei)).store(into: w + k)
+                (wi + mu * (xr * ei - xi * er)).store(into: w + (imaginary &+ k))
+                k &+= 4
             }
         }
     }

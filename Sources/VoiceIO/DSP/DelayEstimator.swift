@@ -264,18 +264,18 @@ public final class DelayEstimator {
             referencePower[b] = keep * referencePower[b] + weight * (xr * xr + xi * xi)
             microphonePower[b] = keep * microphonePower[b] + weight * (yr * yr + yi * yi)
         }
-        let keepLanes = SIMD4<Float>(repeating: keep), weightLanes = SIMD4<Float>(repeating: weight)
+        let keepLanes = SpectrumLanes(repeating: keep), weightLanes = SpectrumLanes(repeating: weight)
         for k in 0..<partitionCount {
             let source = ((newestReference - k + partitionCount) % partitionCount) * binCount
             let target = k * binCount
             for b in stride(from: crossStartBin, to: crossStartBin + crossLaneBinCount, by: 4) {
-                let xr = referenceReal.lanes(at: source + b), xi = referenceImaginary.lanes(at: source + b)
-                let yr = microphoneReal.lanes(at: b), yi = microphoneImaginary.lanes(at: b)
+                let xr = SpectrumLanes(loading: referenceReal + (source + b))
+                let xi = SpectrumLanes(loading: referenceImaginary + (source + b))
+                let yr = SpectrumLanes(loading: microphoneReal + b), yi = SpectrumLanes(loading: microphoneImaginary + b)
                 // Y · conj(X)
-                crossReal.storeLanes(keepLanes * crossReal.lanes(at: target + b) + weightLanes * (yr * xr + yi * xi),
-                                     at: target + b)
-                crossImaginary.storeLanes(
-                    keepLanes * crossImaginary.lanes(at: target + b) + weightLanes * (yi * xr - yr * xi), at: target + b)
+                let real = crossReal + (target + b), imaginary = crossImaginary + (target + b)
+                (keepLanes * SpectrumLanes(loading: real) + weightLanes * (yr * xr + yi * xi)).store(into: real)
+                (keepLanes * SpectrumLanes(loading: imaginary) + weightLanes * (yi * xr - yr * xi)).store(into: imaginary)
             }
         }
 

@@ -90,7 +90,7 @@ public final class RealFFT {
         while k + 4 <= halfCount {
             let b = halfCount - k - 3
             let ar = load(re + k), ai = load(im + k)
-            let br = reversed(load(re + b)), bi = reversed(load(im + b))
+            let br = load(re + b).reversed, bi = load(im + b).reversed
             let evenRe = 0.5 * (ar + br), evenIm = 0.5 * (ai - bi)
             let oddRe = 0.5 * (ai + bi), oddIm = -0.5 * (ar - br)
             let c = load(splitCos + k), s = load(splitSin + k)
@@ -114,7 +114,6 @@ public final class RealFFT {
         }
     }
 
-    @inline(__always) private func reversed(_ v: SIMD4<Float>) -> SIMD4<Float> { SIMD4(v[3], v[2], v[1], v[0]) }
 
     /// `frameCount` real frames into `output` from `binCount` bins of `real` and `imaginary` (the imaginary
     /// parts of DC and Nyquist are ignored), divided by `frameCount`. `output` is also the working space for the
@@ -132,7 +131,7 @@ public final class RealFFT {
         while k + 4 <= halfCount {
             let b = halfCount - k - 3
             let xr = load(real + k), xi = load(imaginary + k)
-            let yr = reversed(load(real + b)), yi = -reversed(load(imaginary + b))
+            let yr = load(real + b).reversed, yi = -load(imaginary + b).reversed
             let evenRe = xr + yr, evenIm = xi + yi
             let dRe = xr - yr, dIm = xi - yi
             let c = load(splitCos + k), s = -load(splitSin + k)
@@ -257,17 +256,17 @@ public final class RealFFT {
     }
 
     /// One radix-2 butterfly on four lanes: (a + w·x, a − w·x), w = wc + i·ws.
-    @inline(__always) private func butterfly(_ ar: SIMD4<Float>, _ ai: SIMD4<Float>, _ xr: SIMD4<Float>,
-                                             _ xi: SIMD4<Float>, _ wc: SIMD4<Float>, _ ws: SIMD4<Float>)
-        -> (SIMD4<Float>, SIMD4<Float>, SIMD4<Float>, SIMD4<Float>) {
+    @inline(__always) private func butterfly(_ ar: SpectrumLanes, _ ai: SpectrumLanes, _ xr: SpectrumLanes,
+                                             _ xi: SpectrumLanes, _ wc: SpectrumLanes, _ ws: SpectrumLanes)
+        -> (SpectrumLanes, SpectrumLanes, SpectrumLanes, SpectrumLanes) {
         let tr = xr * wc - xi * ws
         let ti = xr * ws + xi * wc
         return (ar + tr, ai + ti, ar - tr, ai - ti)
     }
 
-    @inline(__always) private func load(_ pointer: UnsafePointer<Float>) -> SIMD4<Float> { pointer.lanes(at: 0) }
+    @inline(__always) private func load(_ pointer: UnsafePointer<Float>) -> SpectrumLanes { SpectrumLanes(loading: pointer) }
 
-    @inline(__always) private func store(_ value: SIMD4<Float>, _ pointer: UnsafeMutablePointer<Float>) {
-        pointer.storeLanes(value, at: 0)
+    @inline(__always) private func store(_ value: SpectrumLanes, _ pointer: UnsafeMutablePointer<Float>) {
+        value.store(into: pointer)
     }
 }

@@ -28,16 +28,16 @@ struct PassGeometry {
     }
 
     /// Twiddle j (1 ..< radix) of butterfly q, the same in all four lanes.
-    @_transparent private func twiddle(_ j: Int, _ q: Int) -> (cos: FFTLanes, sin: FFTLanes) {
+    @_transparent private func twiddle(_ j: Int, _ q: Int) -> (cos: SpectrumLanes, sin: SpectrumLanes) {
         let index = (j &- 1) &* m &+ q
-        return (FFTLanes(repeating: twiddleCos[index]), FFTLanes(repeating: -sign * twiddleSin[index]))
+        return (SpectrumLanes(repeating: twiddleCos[index]), SpectrumLanes(repeating: -sign * twiddleSin[index]))
     }
 
     /// Input k (0 ..< radix) of butterfly q at column t, four columns from t when `acrossColumns`.
     @_transparent private func input(_ k: Int, _ q: Int, _ t: Int) -> ComplexLanes {
         let index = t &+ stride &* (q &+ k &* m)
         if acrossColumns { return (xr.lanes[index &>> 2], xi.lanes[index &>> 2]) }
-        return (FFTLanes(repeating: xr[index]), FFTLanes(repeating: xi[index]))
+        return (SpectrumLanes(repeating: xr[index]), SpectrumLanes(repeating: xi[index]))
     }
 
     /// Output j of butterfly q at column t (radix `p`), four columns from t when `acrossColumns`.
@@ -67,7 +67,7 @@ struct PassGeometry {
 
     func radix4() {
         if stride == 1 && m % 4 == 0 { return radix4AcrossButterflies() }
-        let direction = FFTLanes(repeating: sign)
+        let direction = SpectrumLanes(repeating: sign)
         for q in 0..<m {
             let w1 = twiddle(1, q), w2 = twiddle(2, q), w3 = twiddle(3, q)
             var t = 0
@@ -86,7 +86,7 @@ struct PassGeometry {
     /// The first radix-4 pass (stride 1): butterflies q … q + 3 in the lanes, their inputs and twiddles contiguous;
     /// each butterfly's four outputs are neighbours, so the lanes are transposed on the way out.
     private func radix4AcrossButterflies() {
-        let direction = FFTLanes(repeating: sign), minusSign = FFTLanes(repeating: -sign)
+        let direction = SpectrumLanes(repeating: sign), minusSign = SpectrumLanes(repeating: -sign)
         let quarter = m &>> 2
         var v = 0
         while v < quarter {
@@ -105,31 +105,31 @@ struct PassGeometry {
     }
 
     /// Rows r0 … r3 written as columns into four lanes: r0[0], r1[0], r2[0], r3[0], r0[1], ….
-    @_transparent private static func storeTransposed(_ r0: FFTLanes, _ r1: FFTLanes, _ r2: FFTLanes, _ r3: FFTLanes,
-                                                          into lanes: UnsafeMutablePointer<FFTLanes>) {
-        lanes[0] = FFTLanes(r0.x, r1.x, r2.x, r3.x)
-        lanes[1] = FFTLanes(r0.y, r1.y, r2.y, r3.y)
-        lanes[2] = FFTLanes(r0.z, r1.z, r2.z, r3.z)
-        lanes[3] = FFTLanes(r0.w, r1.w, r2.w, r3.w)
+    @_transparent private static func storeTransposed(_ r0: SpectrumLanes, _ r1: SpectrumLanes, _ r2: SpectrumLanes, _ r3: SpectrumLanes,
+                                                          into lanes: UnsafeMutablePointer<SpectrumLanes>) {
+        lanes[0] = SpectrumLanes(r0.x, r1.x, r2.x, r3.x)
+        lanes[1] = SpectrumLanes(r0.y, r1.y, r2.y, r3.y)
+        lanes[2] = SpectrumLanes(r0.z, r1.z, r2.z, r3.z)
+        lanes[3] = SpectrumLanes(r0.w, r1.w, r2.w, r3.w)
     }
 
     /// The four-point DFT of a, b, c, d before the twiddles; `direction` is the transform's sign in every lane.
     @_transparent private static func radix4Butterfly(_ a: ComplexLanes, _ b: ComplexLanes, _ c: ComplexLanes,
-                                                          _ d: ComplexLanes, direction: FFTLanes)
+                                                          _ d: ComplexLanes, direction: SpectrumLanes)
         -> (ComplexLanes, ComplexLanes, ComplexLanes, ComplexLanes) {
         let sumACr = a.re + c.re, sumACi = a.im + c.im, differenceACr = a.re - c.re, differenceACi = a.im - c.im
         let sumBDr = b.re + d.re, sumBDi = b.im + d.im, differenceBDr = b.re - d.re, differenceBDi = b.im - d.im
         // ±i·(b − d): the sign of the rotation follows the direction of the transform.
-        let rotationR = (FFTLanes(repeating: 0) - direction) * differenceBDi, rotationI = direction * differenceBDr
+        let rotationR = (SpectrumLanes(repeating: 0) - direction) * differenceBDi, rotationI = direction * differenceBDr
         return ((sumACr + sumBDr, sumACi + sumBDi), (differenceACr + rotationR, differenceACi + rotationI),
                 (sumACr - sumBDr, sumACi - sumBDi), (differenceACr - rotationR, differenceACi - rotationI))
     }
 
     /// y_j = Σ_k a_k ω^(jk) from the sums and differences of the mirrored pairs (a1, a4), (a2, a3).
     func radix5() {
-        let c1 = FFTLanes(repeating: Float(cos(2 * Double.pi / 5))), c2 = FFTLanes(repeating: Float(cos(4 * Double.pi / 5)))
-        let s1 = FFTLanes(repeating: sign * Float(sin(2 * Double.pi / 5)))
-        let s2 = FFTLanes(repeating: sign * Float(sin(4 * Double.pi / 5)))
+        let c1 = SpectrumLanes(repeating: Float(cos(2 * Double.pi / 5))), c2 = SpectrumLanes(repeating: Float(cos(4 * Double.pi / 5)))
+        let s1 = SpectrumLanes(repeating: sign * Float(sin(2 * Double.pi / 5)))
+        let s2 = SpectrumLanes(repeating: sign * Float(sin(4 * Double.pi / 5)))
         for q in 0..<m {
             let w1 = twiddle(1, q), w2 = twiddle(2, q), w3 = twiddle(3, q), w4 = twiddle(4, q)
             var t = 0

@@ -5,7 +5,7 @@ import Glibc
 /// only. Radix-4, 2 and 5 passes have their own butterflies, run on four lanes (four butterflies at once) where the
 /// layout allows (`PassGeometry`); any other prime factor runs as a direct DFT of that size, so lengths whose half
 /// has only small factors are fast. The lanes are `SIMD4<Float>` in an optimised build and four plain floats in an
-/// unoptimised one (`FFTLanes`): the same operations, the same results, and debug builds keep real-time pace.
+/// unoptimised one (`SpectrumLanes`): the same operations, the same results, and debug builds keep real-time pace.
 ///
 /// Same conventions as `RealFFT`: `forward` gives the `frameCount / 2 + 1` bins of X[k] = Σ x[n] e^(−2πikn/N)
 /// unscaled; `inverse` divides by N. Internally a complex transform of N/2 points (even frames real, odd frames
@@ -105,19 +105,19 @@ final class MixedRadixRealFFT {
         // Bin k pairs Z[k] with Z[h − k] (bins 0 and h: Z[0] with itself), four bins at a time, then the rest.
         var k = 0
         while k &+ 4 <= h {
-            let a = (FFTLanes(loading: z + k), FFTLanes(loading: z + (zi &+ k)))
-            let b = (FFTLanes(reversedFrom: z, at: h &- k, wrapping: h),
-                     FFTLanes(reversedFrom: z + zi, at: h &- k, wrapping: h))
-            let (re, im) = splitBins(a, b, cos: FFTLanes(loading: splitCos + k), sin: FFTLanes(loading: splitSin + k))
+            let a = (SpectrumLanes(loading: z + k), SpectrumLanes(loading: z + (zi &+ k)))
+            let b = (SpectrumLanes(reversedFrom: z, at: h &- k, wrapping: h),
+                     SpectrumLanes(reversedFrom: z + zi, at: h &- k, wrapping: h))
+            let (re, im) = splitBins(a, b, cos: SpectrumLanes(loading: splitCos + k), sin: SpectrumLanes(loading: splitSin + k))
             re.store(into: real + k)
             im.store(into: imaginary + k)
             k &+= 4
         }
         while k <= h {
             let a = k == h ? 0 : k, b = k == 0 ? 0 : h &- k
-            let (re, im) = splitBins((FFTLanes(repeating: z[a]), FFTLanes(repeating: z[zi &+ a])),
-                                     (FFTLanes(repeating: z[b]), FFTLanes(repeating: z[zi &+ b])),
-                                     cos: FFTLanes(repeating: splitCos[k]), sin: FFTLanes(repeating: splitSin[k]))
+            let (re, im) = splitBins((SpectrumLanes(repeating: z[a]), SpectrumLanes(repeating: z[zi &+ a])),
+                                     (SpectrumLanes(repeating: z[b]), SpectrumLanes(repeating: z[zi &+ b])),
+                                     cos: SpectrumLanes(repeating: splitCos[k]), sin: SpectrumLanes(repeating: splitSin[k]))
             real[k] = re.x
             imaginary[k] = im.x
             k &+= 1
@@ -129,18 +129,18 @@ final class MixedRadixRealFFT {
         let h = halfCount, zi = plane
         var k = 0
         while k &+ 4 <= h {
-            let (re, im) = mergeBins((FFTLanes(loading: real + k), FFTLanes(loading: imaginary + k)),
-                                     (FFTLanes(reversedFrom: real, at: h &- k, wrapping: -1),
-                                      FFTLanes(reversedFrom: imaginary, at: h &- k, wrapping: -1)),
-                                     cos: FFTLanes(loading: splitCos + k), sin: FFTLanes(loading: splitSin + k))
+            let (re, im) = mergeBins((SpectrumLanes(loading: real + k), SpectrumLanes(loading: imaginary + k)),
+                                     (SpectrumLanes(reversedFrom: real, at: h &- k, wrapping: -1),
+                                      SpectrumLanes(reversedFrom: imaginary, at: h &- k, wrapping: -1)),
+                                     cos: SpectrumLanes(loading: splitCos + k), sin: SpectrumLanes(loading: splitSin + k))
             re.store(into: bufferA + k)
             im.store(into: bufferA + (zi &+ k))
             k &+= 4
         }
         while k < h {
-            let (re, im) = mergeBins((FFTLanes(repeating: real[k]), FFTLanes(repeating: imaginary[k])),
-                                     (FFTLanes(repeating: real[h &- k]), FFTLanes(repeating: imaginary[h &- k])),
-                                     cos: FFTLanes(repeating: splitCos[k]), sin: FFTLanes(repeating: splitSin[k]))
+            let (re, im) = mergeBins((SpectrumLanes(repeating: real[k]), SpectrumLanes(repeating: imaginary[k])),
+                                     (SpectrumLanes(repeating: real[h &- k]), SpectrumLanes(repeating: imaginary[h &- k])),
+                                     cos: SpectrumLanes(repeating: splitCos[k]), sin: SpectrumLanes(repeating: splitSin[k]))
             bufferA[k] = re.x
             bufferA[zi &+ k] = im.x
             k &+= 1
@@ -221,8 +221,8 @@ final class MixedRadixRealFFT {
 
 /// Bins k … k + 3 of the real spectrum from the half-length transform's Z[k …] (`a`) and Z[h − k …] (`b`), with
 /// the split twiddles e^(−2πik/N) of those bins.
-@_transparent private func splitBins(_ a: ComplexLanes, _ b: ComplexLanes, cos c: FFTLanes, sin s: FFTLanes) -> ComplexLanes {
-    let half = FFTLanes(repeating: 0.5)
+@_transparent private func splitBins(_ a: ComplexLanes, _ b: ComplexLanes, cos c: SpectrumLanes, sin s: SpectrumLanes) -> ComplexLanes {
+    let half = SpectrumLanes(repeating: 0.5)
     let evenRe = half * (a.re + b.re), evenIm = half * (a.im - b.im)
     let oddRe = half * (a.im + b.im), oddIm = half * (b.re - a.re)
     return (evenRe + c * oddRe - s * oddIm, evenIm + c * oddIm + s * oddRe)
@@ -230,13 +230,13 @@ final class MixedRadixRealFFT {
 
 /// Z[k …] of the half-length transform's input from bins k … (`a`) and h − k … (`b`) of the real spectrum, with the
 /// split twiddles of bins k ….
-@_transparent private func mergeBins(_ a: ComplexLanes, _ b: ComplexLanes, cos c: FFTLanes, sin: FFTLanes) -> ComplexLanes {
-    let half = FFTLanes(repeating: 0.5)
+@_transparent private func mergeBins(_ a: ComplexLanes, _ b: ComplexLanes, cos c: SpectrumLanes, sin: SpectrumLanes) -> ComplexLanes {
+    let half = SpectrumLanes(repeating: 0.5)
     // conj(X[h − k]): its imaginary part is −b.im.
     let evenRe = half * (a.re + b.re), evenIm = half * (a.im - b.im)
     let differenceRe = half * (a.re - b.re), differenceIm = half * (a.im + b.im)
     // Odd half: the difference turned back by e^(+2πik/N).
-    let s = FFTLanes(repeating: 0) - sin
+    let s = SpectrumLanes(repeating: 0) - sin
     let oddRe = differenceRe * c - differenceIm * s, oddIm = differenceRe * s + differenceIm * c
     return (evenRe - oddIm, evenIm + oddRe)
 }
