@@ -2,9 +2,10 @@ import Glibc
 
 /// One Stockham pass of a given radix over the planes `input` → `output`: butterfly q gathers its inputs `stride · m`
 /// apart from column t + stride · q and writes them `stride` apart from t + stride · radix · q. The butterflies run
-/// four neighbouring columns at once when `stride` is a multiple of four (aligned lanes), four neighbouring q at once
-/// in a first radix-4 pass (stride 1) whose m is a multiple of four (outputs transposed on the way out), and one at a
-/// time otherwise (lane 0 of the same code). Real-time safe: no allocation, pointers into `MixedRadixRealFFT`'s buffers.
+/// four neighbouring columns at once when `stride` is a multiple of four (aligned lanes) and one at a time otherwise
+/// (lane 0 of the same code; plain floats in a first radix-4 pass). Each loop is compiled for one layout, and a last
+/// pass (m = 1, every twiddle 1) skips the twiddles. Real-time safe: no allocation, pointers into
+/// `MixedRadixRealFFT`'s buffers.
 struct PassGeometry {
     let m: Int
     let stride: Int
@@ -14,7 +15,6 @@ struct PassGeometry {
     let xr: UnsafeMutablePointer<Float>, xi: UnsafeMutablePointer<Float>
     let yr: UnsafeMutablePointer<Float>, yi: UnsafeMutablePointer<Float>
     private let acrossColumns: Bool
-    private let columnStep: Int
 
     init(m: Int, stride: Int, sign: Float, twiddleCos: UnsafeMutablePointer<Float>,
          twiddleSin: UnsafeMutablePointer<Float>, input: UnsafeMutablePointer<Float>,
@@ -24,7 +24,6 @@ struct PassGeometry {
         // Each buffer holds its real parts first and its imaginary parts from `plane`.
         (xr, xi, yr, yi) = (input, input + plane, output, output + plane)
         acrossColumns = stride % 4 == 0
-        columnStep = acrossColumns ? 4 : 1
     }
 
     /// Twiddle j (1 ..< radix) of butterfly q, the same in all four lanes.
@@ -33,17 +32,18 @@ struct PassGeometry {
         return (SpectrumLanes(repeating: twiddleCos[index]), SpectrumLanes(repeating: -sign * twiddleSin[index]))
     }
 
-    /// Input k (0 ..< radix) of butterfly q at column t, four columns from t when `acrossColumns`.
-    @_transparent private func input(_ k: Int, _ q: Int, _ t: Int) -> ComplexLanes {
+    /// Input k (0 ..< radix) of butterfly q at column t, four columns from t when `across` (always a literal at
+    /// the call, so each loop is compiled for one layout).
+    @_transparent private func input(_ k: Int, _ q: Int, _ t: Int, across: Bool) -> ComplexLanes {
         let index = t &+ stride &* (q &+ k &* m)
-        if acrossColumns { return (xr.lanes[index &>> 2], xi.lanes[index &>> 2]) }
+        if across { return (xr.lanes[index &>> 2], xi.lanes[index &>> 2]) }
         return (SpectrumLanes(repeating: xr[index]), SpectrumLanes(repeating: xi[index]))
     }
 
-    /// Output j of butterfly q at column t (radix `p`), four columns from t when `acrossColumns`.
-    @_transparent private func store(_ value: ComplexLanes, _ j: Int, _ q: Int, _ t: Int, radix p: Int) {
+    /// Output j of butterfly q at column t (radix `p`), four columns from t when `across`.
+    @_transparent private func store(_ value: ComplexLanes, _ j: Int, _ q: Int, _ t: Int, radix p: Int, across: Bool) {
         let index = t &+ stride &* (p &* q &+ j)
-        if acrossColumns {
+        if across {
             yr.lanes[index &>> 2] = value.re
             yi.lanes[index &>> 2] = value.im
         } else {
@@ -52,65 +52,82 @@ struct PassGeometry {
         }
     }
 
+    /// Output j of butterfly q turned by its twiddle `w`, or stored as it is in a last pass (m = 1, every twiddle 1).
+    @_transparent private func store(_ value: ComplexLanes, _ j: Int, _ q: Int, _ t: Int, radix p: Int, across: Bool,
+                                     twiddle w: (cos: SpectrumLanes, sin: SpectrumLanes), turned: Bool) {
+        store(turned ? rotated(value, cos: w.cos, sin: w.sin) : value, j, q, t, radix: p, across: across)
+    }
+
     func radix2() {
+        if acrossColumns { radix2(across: true) } else { radix2(across: false) }
+    }
+
+    @_transparent private func radix2(across: Bool) {
         for q in 0..<m {
             let w = twiddle(1, q)
             var t = 0
             while t < stride {
-                let a = input(0, q, t), b = input(1, q, t)
-                store((a.re + b.re, a.im + b.im), 0, q, t, radix: 2)
-                store(rotated((a.re - b.re, a.im - b.im), cos: w.cos, sin: w.sin), 1, q, t, radix: 2)
-                t &+= columnStep
+                let a = input(0, q, t, across: across), b = input(1, q, t, across: across)
+                store((a.re + b.re, a.im + b.im), 0, q, t, radix: 2, across: across)
+                store(rotated((a.re - b.re, a.im - b.im), cos: w.cos, sin: w.sin), 1, q, t, radix: 2, across: across)
+                t &+= across ? 4 : 1
             }
         }
     }
 
     func radix4() {
-        if stride == 1 && m % 4 == 0 { return radix4AcrossButterflies() }
+        if stride == 1 { return radix4Scalar() }
+        switch (acrossColumns, m == 1) {
+        case (true, true): radix4(across: true, turned: false)
+        case (true, false): radix4(across: true, turned: true)
+        case (false, true): radix4(across: false, turned: false)
+        case (false, false): radix4(across: false, turned: true)
+        }
+    }
+
+    @_transparent private func radix4(across: Bool, turned: Bool) {
         let direction = SpectrumLanes(repeating: sign)
         for q in 0..<m {
             let w1 = twiddle(1, q), w2 = twiddle(2, q), w3 = twiddle(3, q)
             var t = 0
             while t < stride {
-                let (y0, y1, y2, y3) = Self.radix4Butterfly(input(0, q, t), input(1, q, t), input(2, q, t),
-                                                             input(3, q, t), direction: direction)
-                store(y0, 0, q, t, radix: 4)
-                store(rotated(y1, cos: w1.cos, sin: w1.sin), 1, q, t, radix: 4)
-                store(rotated(y2, cos: w2.cos, sin: w2.sin), 2, q, t, radix: 4)
-                store(rotated(y3, cos: w3.cos, sin: w3.sin), 3, q, t, radix: 4)
-                t &+= columnStep
+                let (y0, y1, y2, y3) = Self.radix4Butterfly(input(0, q, t, across: across), input(1, q, t, across: across),
+                                                             input(2, q, t, across: across), input(3, q, t, across: across),
+                                                             direction: direction)
+                store(y0, 0, q, t, radix: 4, across: across)
+                store(y1, 1, q, t, radix: 4, across: across, twiddle: w1, turned: turned)
+                store(y2, 2, q, t, radix: 4, across: across, twiddle: w2, turned: turned)
+                store(y3, 3, q, t, radix: 4, across: across, twiddle: w3, turned: turned)
+                t &+= across ? 4 : 1
             }
         }
     }
 
-    /// The first radix-4 pass (stride 1): butterflies q … q + 3 in the lanes, their inputs and twiddles contiguous;
-    /// each butterfly's four outputs are neighbours, so the lanes are transposed on the way out.
-    private func radix4AcrossButterflies() {
-        let direction = SpectrumLanes(repeating: sign), minusSign = SpectrumLanes(repeating: -sign)
-        let quarter = m &>> 2
-        var v = 0
-        while v < quarter {
-            let (y0, y1, y2, y3) = Self.radix4Butterfly(
-                (xr.lanes[v], xi.lanes[v]), (xr.lanes[v &+ quarter], xi.lanes[v &+ quarter]),
-                (xr.lanes[v &+ 2 &* quarter], xi.lanes[v &+ 2 &* quarter]),
-                (xr.lanes[v &+ 3 &* quarter], xi.lanes[v &+ 3 &* quarter]), direction: direction)
-            let z1 = rotated(y1, cos: twiddleCos.lanes[v], sin: minusSign * twiddleSin.lanes[v])
-            let z2 = rotated(y2, cos: twiddleCos.lanes[v &+ quarter], sin: minusSign * twiddleSin.lanes[v &+ quarter])
-            let z3 = rotated(y3, cos: twiddleCos.lanes[v &+ 2 &* quarter],
-                             sin: minusSign * twiddleSin.lanes[v &+ 2 &* quarter])
-            Self.storeTransposed(y0.re, z1.re, z2.re, z3.re, into: yr.lanes + 4 &* v)
-            Self.storeTransposed(y0.im, z1.im, z2.im, z3.im, into: yi.lanes + 4 &* v)
-            v &+= 1
+    /// The first radix-4 pass (stride 1) in plain floats, a butterfly at a time: its four outputs are neighbours,
+    /// and four butterflies in lanes would need a transpose on the way out, which the optimiser takes apart into
+    /// lane-by-lane arithmetic at twice these instructions.
+    private func radix4Scalar() {
+        let direction = sign
+        for q in 0..<m {
+            let i1 = q &+ m, i2 = i1 &+ m, i3 = i2 &+ m
+            let sumACr = xr[q] + xr[i2], sumACi = xi[q] + xi[i2], differenceACr = xr[q] - xr[i2], differenceACi = xi[q] - xi[i2]
+            let sumBDr = xr[i1] + xr[i3], sumBDi = xi[i1] + xi[i3]
+            let differenceBDr = xr[i1] - xr[i3], differenceBDi = xi[i1] - xi[i3]
+            let rotationR = (0 - direction) * differenceBDi, rotationI = direction * differenceBDr
+            let o = 4 &* q
+            yr[o] = sumACr + sumBDr
+            yi[o] = sumACi + sumBDi
+            Self.storeTurned(differenceACr + rotationR, differenceACi + rotationI, at: o &+ 1, twiddle: 1 &* m &+ q &- m, self)
+            Self.storeTurned(sumACr - sumBDr, sumACi - sumBDi, at: o &+ 2, twiddle: 2 &* m &+ q &- m, self)
+            Self.storeTurned(differenceACr - rotationR, differenceACi - rotationI, at: o &+ 3, twiddle: 3 &* m &+ q &- m, self)
         }
     }
 
-    /// Rows r0 … r3 written as columns into four lanes: r0[0], r1[0], r2[0], r3[0], r0[1], ….
-    @_transparent private static func storeTransposed(_ r0: SpectrumLanes, _ r1: SpectrumLanes, _ r2: SpectrumLanes, _ r3: SpectrumLanes,
-                                                          into lanes: UnsafeMutablePointer<SpectrumLanes>) {
-        lanes[0] = SpectrumLanes(r0.x, r1.x, r2.x, r3.x)
-        lanes[1] = SpectrumLanes(r0.y, r1.y, r2.y, r3.y)
-        lanes[2] = SpectrumLanes(r0.z, r1.z, r2.z, r3.z)
-        lanes[3] = SpectrumLanes(r0.w, r1.w, r2.w, r3.w)
+    /// (re, im) turned by twiddle entry `index` into output `o`, in plain floats.
+    @_transparent private static func storeTurned(_ re: Float, _ im: Float, at o: Int, twiddle index: Int, _ pass: PassGeometry) {
+        let c = pass.twiddleCos[index], s = -pass.sign * pass.twiddleSin[index]
+        pass.yr[o] = re * c - im * s
+        pass.yi[o] = re * s + im * c
     }
 
     /// The four-point DFT of a, b, c, d before the twiddles; `direction` is the transform's sign in every lane.
@@ -125,8 +142,17 @@ struct PassGeometry {
                 (sumACr - sumBDr, sumACi - sumBDi), (differenceACr - rotationR, differenceACi - rotationI))
     }
 
-    /// y_j = Σ_k a_k ω^(jk) from the sums and differences of the mirrored pairs (a1, a4), (a2, a3).
     func radix5() {
+        switch (acrossColumns, m == 1) {
+        case (true, true): radix5(across: true, turned: false)
+        case (true, false): radix5(across: true, turned: true)
+        case (false, true): radix5(across: false, turned: false)
+        case (false, false): radix5(across: false, turned: true)
+        }
+    }
+
+    /// y_j = Σ_k a_k ω^(jk) from the sums and differences of the mirrored pairs (a1, a4), (a2, a3).
+    @_transparent private func radix5(across: Bool, turned: Bool) {
         let c1 = SpectrumLanes(repeating: Float(cos(2 * Double.pi / 5))), c2 = SpectrumLanes(repeating: Float(cos(4 * Double.pi / 5)))
         let s1 = SpectrumLanes(repeating: sign * Float(sin(2 * Double.pi / 5)))
         let s2 = SpectrumLanes(repeating: sign * Float(sin(4 * Double.pi / 5)))
@@ -134,21 +160,22 @@ struct PassGeometry {
             let w1 = twiddle(1, q), w2 = twiddle(2, q), w3 = twiddle(3, q), w4 = twiddle(4, q)
             var t = 0
             while t < stride {
-                let a0 = input(0, q, t), a1 = input(1, q, t), a2 = input(2, q, t), a3 = input(3, q, t)
-                let a4 = input(4, q, t)
+                let a0 = input(0, q, t, across: across), a1 = input(1, q, t, across: across)
+                let a2 = input(2, q, t, across: across), a3 = input(3, q, t, across: across)
+                let a4 = input(4, q, t, across: across)
                 let t1r = a1.re + a4.re, t1i = a1.im + a4.im, t2r = a2.re + a3.re, t2i = a2.im + a3.im
                 let t3r = a1.re - a4.re, t3i = a1.im - a4.im, t4r = a2.re - a3.re, t4i = a2.im - a3.im
                 let b1r = a0.re + c1 * t1r + c2 * t2r, b1i = a0.im + c1 * t1i + c2 * t2i
                 let b2r = a0.re + c2 * t1r + c1 * t2r, b2i = a0.im + c2 * t1i + c1 * t2i
                 let u1r = s1 * t3r + s2 * t4r, u1i = s1 * t3i + s2 * t4i
                 let u2r = s2 * t3r - s1 * t4r, u2i = s2 * t3i - s1 * t4i
-                store((a0.re + t1r + t2r, a0.im + t1i + t2i), 0, q, t, radix: 5)
+                store((a0.re + t1r + t2r, a0.im + t1i + t2i), 0, q, t, radix: 5, across: across)
                 // y1 = b1 + i·u1, y4 = b1 − i·u1, y2 = b2 + i·u2, y3 = b2 − i·u2; then the twiddles.
-                store(rotated((b1r - u1i, b1i + u1r), cos: w1.cos, sin: w1.sin), 1, q, t, radix: 5)
-                store(rotated((b2r - u2i, b2i + u2r), cos: w2.cos, sin: w2.sin), 2, q, t, radix: 5)
-                store(rotated((b2r + u2i, b2i - u2r), cos: w3.cos, sin: w3.sin), 3, q, t, radix: 5)
-                store(rotated((b1r + u1i, b1i - u1r), cos: w4.cos, sin: w4.sin), 4, q, t, radix: 5)
-                t &+= columnStep
+                store((b1r - u1i, b1i + u1r), 1, q, t, radix: 5, across: across, twiddle: w1, turned: turned)
+                store((b2r - u2i, b2i + u2r), 2, q, t, radix: 5, across: across, twiddle: w2, turned: turned)
+                store((b2r + u2i, b2i - u2r), 3, q, t, radix: 5, across: across, twiddle: w3, turned: turned)
+                store((b1r + u1i, b1i - u1r), 4, q, t, radix: 5, across: across, twiddle: w4, turned: turned)
+                t &+= across ? 4 : 1
             }
         }
     }
