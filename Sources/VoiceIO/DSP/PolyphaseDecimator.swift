@@ -8,8 +8,11 @@
 /// the phase's taps from it on every output frame (four products per tap), which is what most of a 44.1 kHz
 /// device's conversion cost was. Here every phase's taps are read off a speexdsp resampler of the same rates and
 /// quality at `init` (a run over impulses spaced wider than the filter, so each output sees one), kept in a table
-/// (den × `tapCount` floats), and each output is one dot product. The output is
-/// speexdsp's within float rounding (the sums' order differs), with the same latency and the same frame counts.
+/// (den × `tapCount` floats), and each output is one dot product. For a whole factor (48 → 16 kHz) the one filter is
+/// symmetric about its centre tap (speexdsp's windowed sinc, plus one last tap), so each output folds the frames
+/// that meet equal taps and takes half the products: a copy of the history kept in reverse order makes the far
+/// half read forwards. The output is speexdsp's within float rounding (the sums' order differs), with the same
+/// latency and the same frame counts.
 ///
 /// `init` allocates and runs the probe (milliseconds) and is not real-time safe; `process` and `reset` are
 /// real-time safe. One thread at a time.
@@ -30,6 +33,14 @@ public final class PolyphaseDecimator {
     private let taps: UnsafeMutablePointer<Float>
     /// `tapCount − 1` frames of history followed by the frames of the current piece of input.
     private let history: UnsafeMutablePointer<Float>
+    /// `history` back to front (entry i holds history[`historyCapacity` − 1 − i]) when the filter is folded, or nil.
+    private let reversedHistory: UnsafeMutablePointer<Float>?
+    private var historyCapacity: Int { tapCount - 1 + Self.pieceFrames }
+    /// When the single filter is symmetric about tap c = `tapCount` / 2 − 1 (taps[c − i] = taps[c + i], i in
+    /// 1 ... c; the last tap stands alone): taps 0 ... c with the centre halved, else nil (it has phases, or is not).
+    private let foldedTaps: UnsafeMutablePointer<Float>?
+    /// Taps in `foldedTaps`: c + 1 = `tapCount` / 2, a multiple of 4.
+    private var foldedCount: Int { tapCount / 2 }
     /// Index into the current piece (0 = its first frame) of the next output's first tap, minus the history, and
     /// the next output's phase: speexdsp's `last_sample` and `samp_frac_num`.
     private var nextStart = 0
@@ -59,12 +70,32 @@ public final class PolyphaseDecimator {
         history = .allocate(capacity: tapCount - 1 + Self.pieceFrames)
         history.initialize(repeating: 0, count: tapCount - 1 + Self.pieceFrames)
         do {
-            try readTaps(from: probe)
+            try Self.readTaps(from: probe, into: taps, tapCount: tapCount, phaseCount: phaseCount, inputStep: inputStep)
         } catch {
             taps.deallocate()
             history.deallocate()
             throw error
         }
+        foldedTaps = Self.folded(taps, count: tapCount, phaseCount: phaseCount)
+        reversedHistory = Self.reversedHistory(folded: foldedTaps != nil, capacity: tapCount - 1 + Self.pieceFrames)
+    }
+
+    /// `foldedTaps` for a filter of `count` taps, or nil.
+    private static func folded(_ taps: UnsafePointer<Float>, count: Int, phaseCount: Int) -> UnsafeMutablePointer<Float>? {
+        let centre = count / 2 - 1
+        guard phaseCount == 1, centre > 0 else { return nil }
+        for i in 1...centre where taps[centre - i] != taps[centre + i] { return nil }
+        let folded = UnsafeMutablePointer<Float>.allocate(capacity: centre + 1)
+        folded.initialize(from: taps, count: centre + 1)
+        folded[centre] *= 0.5
+        return folded
+    }
+
+    private static func reversedHistory(folded: Bool, capacity: Int) -> UnsafeMutablePointer<Float>? {
+        guard folded else { return nil }
+        let reversed = UnsafeMutablePointer<Float>.allocate(capacity: capacity)
+        reversed.initialize(repeating: 0, count: capacity)
+        return reversed
     }
 
     /// A decimator with `other`'s rates and filter, its table copied rather than read off a probe again (the probe
@@ -80,18 +111,23 @@ public final class PolyphaseDecimator {
         taps.initialize(from: other.taps, count: phaseCount * tapCount)
         history = .allocate(capacity: tapCount - 1 + Self.pieceFrames)
         history.initialize(repeating: 0, count: tapCount - 1 + Self.pieceFrames)
+        foldedTaps = Self.folded(other.taps, count: tapCount, phaseCount: phaseCount)
+        reversedHistory = Self.reversedHistory(folded: foldedTaps != nil, capacity: tapCount - 1 + Self.pieceFrames)
     }
 
     deinit {
         taps.deallocate()
         history.deallocate()
+        reversedHistory?.deallocate()
+        foldedTaps?.deallocate()
     }
 
     /// Output n starts at s = ⌊n·num/den⌋ (history-and-input frames) and an impulse at input frame p reaches it
     /// through tap p + tapCount − 1 − s. With impulses every `spacing` ≥ `tapCount` frames each output sees at
     /// most one: the one r = s mod spacing frames before its start, through tap tapCount − 1 − r. Outputs of one
     /// phase start num frames apart, so with a spacing prime to num, `spacing` of them see every r.
-    private func readTaps(from probe: Resampler) throws(SpeexError) {
+    private static func readTaps(from probe: Resampler, into taps: UnsafeMutablePointer<Float>, tapCount: Int,
+                                 phaseCount: Int, inputStep: Int) throws(SpeexError) {
         var spacing = tapCount
         while gcd(spacing, inputStep) != 1 { spacing += 1 }
         let inputFrames = (spacing + 2) * inputStep + tapCount
@@ -111,11 +147,11 @@ public final class PolyphaseDecimator {
             found[entry] = true
         }
         guard !found.contains(false) else {
-            throw .invalidArgument("speexdsp's filter from \(inputRate) Hz to \(outputRate) Hz could not be read")
+            throw .invalidArgument("speexdsp's filter from \(probe.inputRate) Hz to \(probe.outputRate) Hz could not be read")
         }
     }
 
-    private func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
+    private static func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
 
     /// Output frames `process` yields at most for `inputFrames` frames in.
     public func maximumOutputFrames(inputFrames: Int) -> Int {
@@ -134,8 +170,16 @@ public final class PolyphaseDecimator {
         while remaining > 0 && produced < output.count {
             let count = min(remaining, Self.pieceFrames)
             (history + kept).update(from: source, count: count)
+            if let reversed = reversedHistory {
+                let last = historyCapacity - 1 - kept
+                for i in 0..<count { reversed[last &- i] = source[i] }
+            }
             while nextStart < count && produced < output.count {
-                destination[produced] = dot(taps + phase * tapCount, history + nextStart)
+                if let folded = foldedTaps, let reversed = reversedHistory {
+                    destination[produced] = foldedDot(at: nextStart, foldedTaps: folded, reversed: reversed)
+                } else {
+                    destination[produced] = dot(taps + phase * tapCount, history + nextStart)
+                }
                 produced += 1
                 nextStart += intAdvance
                 phase += fracAdvance
@@ -148,6 +192,9 @@ public final class PolyphaseDecimator {
             let used = min(nextStart, count)
             nextStart -= used
             history.update(from: history + used, count: kept)
+            if let reversed = reversedHistory {
+                (reversed + historyCapacity - kept).update(from: reversed + historyCapacity - kept - used, count: kept)
+            }
             source += used
             remaining -= used
             consumed += used
@@ -158,8 +205,33 @@ public final class PolyphaseDecimator {
     /// Forgets the history, as if no frame had been processed. Real-time safe.
     public func reset() {
         history.update(repeating: 0, count: tapCount - 1 + Self.pieceFrames)
+        reversedHistory?.update(repeating: 0, count: historyCapacity)
         nextStart = 0
         phase = 0
+    }
+
+    /// The output whose first tap meets history frame `start`, from the folded filter: Σᵢ f[i]·(x[i] + x[2c − i])
+    /// over i ≤ c (f: `foldedTaps`, the centre tap halved as it meets its own frame twice), four pairs at a time
+    /// on lanes, plus the last tap. The far frames x[2c − i] are read forwards from `reversedHistory`.
+    @inline(__always) private func foldedDot(at start: Int, foldedTaps: UnsafePointer<Float>,
+                                             reversed: UnsafePointer<Float>) -> Float {
+        let near = UnsafePointer(history + start)
+        let far = reversed + (historyCapacity + 1 - tapCount - start)
+        var sum0 = SpectrumLanes(repeating: 0), sum1 = SpectrumLanes(repeating: 0)
+        var i = 0
+        while i &+ 8 <= foldedCount {
+            sum0 = sum0 + SpectrumLanes(loading: foldedTaps + i)
+                * (SpectrumLanes(loading: near + i) + SpectrumLanes(loading: far + i))
+            sum1 = sum1 + SpectrumLanes(loading: foldedTaps + (i &+ 4))
+                * (SpectrumLanes(loading: near + (i &+ 4)) + SpectrumLanes(loading: far + (i &+ 4)))
+            i &+= 8
+        }
+        if i < foldedCount {
+            sum0 = sum0 + SpectrumLanes(loading: foldedTaps + i)
+                * (SpectrumLanes(loading: near + i) + SpectrumLanes(loading: far + i))
+        }
+        let sum = sum0 + sum1
+        return ((sum.x + sum.y) + (sum.z + sum.w)) + taps[tapCount &- 1] * near[tapCount &- 1]
     }
 
     /// Σⱼ h[j]·frames[j] over the taps, in sixteen running sums (eight for the last taps: `tapCount` is a multiple

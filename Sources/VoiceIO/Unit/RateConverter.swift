@@ -1,8 +1,8 @@
 /// Converts a mono stream between two rates with speexdsp, or copies it when the rates match (no conversion
-/// is the best conversion). A down-conversion by a fraction (44.1 → 16 kHz), where speexdsp would interpolate its
-/// filter's taps on every output frame, runs the same filter from a table of its phases (`PolyphaseDecimator`):
-/// the same output within float rounding, a fraction of the cost. A whole factor (48 → 16 kHz) stays with
-/// speexdsp, whose one filter is already a plain dot product in optimised C, also under a debug build of ours.
+/// is the best conversion). A down-conversion runs speexdsp's filter from a table (`PolyphaseDecimator`): by a
+/// fraction (44.1 → 16 kHz), where speexdsp would interpolate its filter's taps on every output frame, from a table
+/// of its phases; by a whole factor (48 → 16 kHz), folded about its centre for half the products. The same output
+/// within float rounding, a fraction of the cost.
 /// `convert` is real-time safe; one thread at a time.
 public final class RateConverter {
     public let inputRate: Int
@@ -36,7 +36,7 @@ public final class RateConverter {
             resampler = nil
             decimator = nil
             maximumOutputFrames = maximumInputFrames
-        } else if inputRate > outputRate, inputRate % outputRate != 0,
+        } else if inputRate > outputRate,
                   let decimator = decimatorTemplate.map(PolyphaseDecimator.init(copying:))
                     ?? (try? PolyphaseDecimator(inputRate: inputRate, outputRate: outputRate, quality: Self.quality)) {
             // (A filter whose table would be too large stays with speexdsp.)
