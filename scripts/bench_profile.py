@@ -21,7 +21,7 @@ GLUE = {"CaptureChain", "EchoPipeline", "RateConverter", "Resampler", "Polyphase
 MDF = {"EchoCanceller", "BlockAdaptiveFilter"}
 FILE_IO = {"AudioFileReader", "AudioFileWriter"}
 # Helpers that count for whoever calls them.
-HELPERS = {"RealFFT", "MixedRadixRealFFT", "FFT", "SPSCRing", "LevelMeter", "SampleConversion", "AtomicFloat"}
+HELPERS = {"RealFFT", "MixedRadixRealFFT", "PassGeometry", "FFT", "SPSCRing", "LevelMeter", "SampleConversion", "AtomicFloat"}
 SHARED_LABEL = "libspeexdsp (resample, preprocess)"
 MDF_LABEL = "our MDF (BlockAdaptiveFilter, its FFT)"
 GLUE_LABEL = "Swift glue around speexdsp (conversion, FIFOs)"
