@@ -185,21 +185,33 @@ final class BlockAdaptiveFilter {
     }
 
     /// Σ_j X(age j) · W_j into `accumulator`, then the echo block (the window's last `frameCount` frames) into `echo`.
+    /// Eight bins at a time over all partitions, the sums in registers (partition by partition in the same order
+    /// as a pass per partition, so the same results); the reference ring is walked from the newest spectrum back.
     private func filter(_ weights: UnsafeMutablePointer<Float>, echo: UnsafeMutablePointer<Float>) {
-        let imaginary = laneBinCount
-        accumulator.update(repeating: 0, count: 2 * laneBinCount)
-        for j in 0..<partitionCount {
-            let x = referenceSpectrum(age: j), w = spectrum(weights, j)
-            var k = 0
-            while k < laneBinCount {
-                let xr = SpectrumLanes(loading: x + k), xi = SpectrumLanes(loading: x + (imaginary &+ k))
-                let wr = SpectrumLanes(loading: w + k), wi = SpectrumLanes(loading: w + (imaginary &+ k))
-                let sumRe = SpectrumLanes(loading: accumulator + k)
-                let sumIm = SpectrumLanes(loading: accumulator + (imaginary &+ k))
-                (sumRe + xr * wr - xi * wi).store(into: accumulator + k)
-                (sumIm + xr * wi + xi * wr).store(into: accumulator + (imaginary &+ k))
-                k &+= 4
+        let imaginary = laneBinCount, spectrumFloats = 2 * laneBinCount
+        let newest = referenceSpectrum(age: 0), lastSlot = spectrum(referenceSpectra, partitionCount)
+        var k = 0
+        while k < laneBinCount {
+            var sumRe0 = SpectrumLanes(repeating: 0), sumIm0 = SpectrumLanes(repeating: 0)
+            var sumRe1 = SpectrumLanes(repeating: 0), sumIm1 = SpectrumLanes(repeating: 0)
+            var x = newest, w = weights
+            for _ in 0..<partitionCount {
+                let xr0 = SpectrumLanes(loading: x + k), xi0 = SpectrumLanes(loading: x + (imaginary &+ k))
+                let wr0 = SpectrumLanes(loading: w + k), wi0 = SpectrumLanes(loading: w + (imaginary &+ k))
+                let xr1 = SpectrumLanes(loading: x + (k &+ 4)), xi1 = SpectrumLanes(loading: x + (imaginary &+ k &+ 4))
+                let wr1 = SpectrumLanes(loading: w + (k &+ 4)), wi1 = SpectrumLanes(loading: w + (imaginary &+ k &+ 4))
+                sumRe0 = sumRe0 + xr0 * wr0 - xi0 * wi0
+                sumIm0 = sumIm0 + xr0 * wi0 + xi0 * wr0
+                sumRe1 = sumRe1 + xr1 * wr1 - xi1 * wi1
+                sumIm1 = sumIm1 + xr1 * wi1 + xi1 * wr1
+                x = x == referenceSpectra ? lastSlot : x - spectrumFloats
+                w += spectrumFloats
             }
+            sumRe0.store(into: accumulator + k)
+            sumIm0.store(into: accumulator + (imaginary &+ k))
+            sumRe1.store(into: accumulator + (k &+ 4))
+            sumIm1.store(into: accumulator + (imaginary &+ k &+ 4))
+            k &+= 8
         }
         inverse(accumulator, into: scratch)
         let start = windowFrameCount - frameCount

@@ -211,26 +211,30 @@ public final class PolyphaseDecimator {
     }
 
     /// The output whose first tap meets history frame `start`, from the folded filter: Σᵢ f[i]·(x[i] + x[2c − i])
-    /// over i ≤ c (f: `foldedTaps`, the centre tap halved as it meets its own frame twice), four pairs at a time
-    /// on lanes, plus the last tap. The far frames x[2c − i] are read forwards from `reversedHistory`.
+    /// over i ≤ c (f: `foldedTaps`, the centre tap halved as it meets its own frame twice), sixteen pairs at a
+    /// time on four lanes each, plus the last tap. The far frames x[2c − i] are read forwards from `reversedHistory`.
     @inline(__always) private func foldedDot(at start: Int, foldedTaps: UnsafePointer<Float>,
                                              reversed: UnsafePointer<Float>) -> Float {
         let near = UnsafePointer(history + start)
         let far = reversed + (historyCapacity + 1 - tapCount - start)
+        @_transparent func pairs(_ i: Int) -> SpectrumLanes {
+            SpectrumLanes(loading: foldedTaps + i) * (SpectrumLanes(loading: near + i) + SpectrumLanes(loading: far + i))
+        }
         var sum0 = SpectrumLanes(repeating: 0), sum1 = SpectrumLanes(repeating: 0)
+        var sum2 = SpectrumLanes(repeating: 0), sum3 = SpectrumLanes(repeating: 0)
         var i = 0
-        while i &+ 8 <= foldedCount {
-            sum0 = sum0 + SpectrumLanes(loading: foldedTaps + i)
-                * (SpectrumLanes(loading: near + i) + SpectrumLanes(loading: far + i))
-            sum1 = sum1 + SpectrumLanes(loading: foldedTaps + (i &+ 4))
-                * (SpectrumLanes(loading: near + (i &+ 4)) + SpectrumLanes(loading: far + (i &+ 4)))
-            i &+= 8
+        while i &+ 16 <= foldedCount {
+            sum0 = sum0 + pairs(i)
+            sum1 = sum1 + pairs(i &+ 4)
+            sum2 = sum2 + pairs(i &+ 8)
+            sum3 = sum3 + pairs(i &+ 12)
+            i &+= 16
         }
-        if i < foldedCount {
-            sum0 = sum0 + SpectrumLanes(loading: foldedTaps + i)
-                * (SpectrumLanes(loading: near + i) + SpectrumLanes(loading: far + i))
+        while i < foldedCount {
+            sum0 = sum0 + pairs(i)
+            i &+= 4
         }
-        let sum = sum0 + sum1
+        let sum = (sum0 + sum2) + (sum1 + sum3)
         return ((sum.x + sum.y) + (sum.z + sum.w)) + taps[tapCount &- 1] * near[tapCount &- 1]
     }
 
