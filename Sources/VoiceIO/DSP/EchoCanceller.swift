@@ -58,6 +58,14 @@ public final class EchoCanceller {
         }
     }
 
+    /// Whether the far end plays alone for sure (no near talker for a while): the filter then keeps learning at
+    /// least at its start-up rate, which sustained music needs (`BlockAdaptiveFilter.keepsStartupStep`). Leave it
+    /// false when in doubt. Real-time safe; set it before `process`.
+    public var isFarEndAlone: Bool {
+        get { filter.keepsStartupStep }
+        set { filter.keepsStartupStep = newValue }
+    }
+
     /// Forgets the learned echo path. Real-time safe.
     public func reset() { filter.reset() }
 }
