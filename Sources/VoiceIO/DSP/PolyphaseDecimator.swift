@@ -211,58 +211,39 @@ public final class PolyphaseDecimator {
     }
 
     /// The output whose first tap meets history frame `start`, from the folded filter: Σᵢ f[i]·(x[i] + x[2c − i])
-    /// over i ≤ c (f: `foldedTaps`, the centre tap halved as it meets its own frame twice), sixteen pairs at a
-    /// time on four lanes each, plus the last tap. The far frames x[2c − i] are read forwards from `reversedHistory`.
+    /// over i ≤ c (f: `foldedTaps`, the centre tap halved as it meets its own frame twice), plus the last tap. The
+    /// far frames x[2c − i] are read forwards from `reversedHistory`.
     @inline(__always) private func foldedDot(at start: Int, foldedTaps: UnsafePointer<Float>,
                                              reversed: UnsafePointer<Float>) -> Float {
         let near = UnsafePointer(history + start)
         let far = reversed + (historyCapacity + 1 - tapCount - start)
-        @_transparent func pairs(_ i: Int) -> SpectrumLanes {
+        return Self.sum(count: foldedCount) { i in
             SpectrumLanes(loading: foldedTaps + i) * (SpectrumLanes(loading: near + i) + SpectrumLanes(loading: far + i))
-        }
-        var sum0 = SpectrumLanes(repeating: 0), sum1 = SpectrumLanes(repeating: 0)
-        var sum2 = SpectrumLanes(repeating: 0), sum3 = SpectrumLanes(repeating: 0)
-        var i = 0
-        while i &+ 16 <= foldedCount {
-            sum0 = sum0 + pairs(i)
-            sum1 = sum1 + pairs(i &+ 4)
-            sum2 = sum2 + pairs(i &+ 8)
-            sum3 = sum3 + pairs(i &+ 12)
-            i &+= 16
-        }
-        while i < foldedCount {
-            sum0 = sum0 + pairs(i)
-            i &+= 4
-        }
-        return Self.total(sum0, sum1, sum2, sum3) + taps[tapCount &- 1] * near[tapCount &- 1]
+        } + taps[tapCount &- 1] * near[tapCount &- 1]
     }
 
-    /// Σⱼ h[j]·frames[j] over the taps, sixteen at a step on four lanes each (four at a time for the last:
-    /// `tapCount` is a multiple of 8). `SpectrumLanes` keeps unoptimised builds fast too.
+    /// Σⱼ h[j]·frames[j] over the taps.
     @inline(__always) private func dot(_ h: UnsafePointer<Float>, _ frames: UnsafePointer<Float>) -> Float {
-        @_transparent func products(_ i: Int) -> SpectrumLanes {
-            SpectrumLanes(loading: h + i) * SpectrumLanes(loading: frames + i)
-        }
+        Self.sum(count: tapCount) { i in SpectrumLanes(loading: h + i) * SpectrumLanes(loading: frames + i) }
+    }
+
+    /// Σ of `lanes(i)` for i = 0, 4, 8 … below `count` (a multiple of 4), sixteen floats a step in four running
+    /// sums. `SpectrumLanes` keeps unoptimised builds fast too.
+    @inline(__always) private static func sum(count: Int, _ lanes: (Int) -> SpectrumLanes) -> Float {
         var sum0 = SpectrumLanes(repeating: 0), sum1 = SpectrumLanes(repeating: 0)
         var sum2 = SpectrumLanes(repeating: 0), sum3 = SpectrumLanes(repeating: 0)
         var i = 0
-        while i &+ 16 <= tapCount {
-            sum0 = sum0 + products(i)
-            sum1 = sum1 + products(i &+ 4)
-            sum2 = sum2 + products(i &+ 8)
-            sum3 = sum3 + products(i &+ 12)
+        while i &+ 16 <= count {
+            sum0 = sum0 + lanes(i)
+            sum1 = sum1 + lanes(i &+ 4)
+            sum2 = sum2 + lanes(i &+ 8)
+            sum3 = sum3 + lanes(i &+ 12)
             i &+= 16
         }
-        while i < tapCount {
-            sum0 = sum0 + products(i)
+        while i < count {
+            sum0 = sum0 + lanes(i)
             i &+= 4
         }
-        return Self.total(sum0, sum1, sum2, sum3)
-    }
-
-    /// The sum of four running sums' lanes.
-    @inline(__always) private static func total(_ sum0: SpectrumLanes, _ sum1: SpectrumLanes, _ sum2: SpectrumLanes,
-                                            _ sum3: SpectrumLanes) -> Float {
         let sum = (sum0 + sum2) + (sum1 + sum3)
         return (sum.x + sum.y) + (sum.z + sum.w)
     }
