@@ -76,6 +76,17 @@ import Testing
         #expect(block > 300 && block <= 300 + MisadjustmentMonitor().suddenBlocks, "found at block \(block)")
     }
 
+    /// A path that moves under a filter that was cancelling only 11 dB (as half a second after double talk, whose
+    /// blocks are still in its average) is found at once too; a bar of 15 dB missed it.
+    @Test func findsAMovedPathUnderAFilterThatCancelledLess() throws {
+        let (finding, block) = try #require(Self.firstFinding(seed: 17, blocks: 400) { block, noise in
+            let y = 0.1 * noise.next(), other = 0.1 * noise.next()
+            return (y, block <= 300 ? 0.03 * noise.next() : other - y)
+        })
+        #expect(finding == .sudden)
+        #expect(block > 300 && block <= 300 + MisadjustmentMonitor().suddenBlocks, "found at block \(block)")
+    }
+
     /// A filter cancelling 30 dB whose estimate jumps 10 dB while the microphone stays put for `preEchoBlocks`
     /// blocks, then cancels as before, under a 2-block alignment lead. The filter of sustained music spreads its
     /// taps over the aligner's lead, and a loud onset in the reference comes out of them before the echo arrives

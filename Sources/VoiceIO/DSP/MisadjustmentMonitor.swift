@@ -19,7 +19,13 @@ import Glibc
 /// power; a near talker under a right filter cannot do that, it only adds to both), it correlates below
 /// `threshold` with the estimate, the microphone is not far below its recent level (a word's fading end), and
 /// before those blocks the filter took at least `suddenPriorERLEDecibels` off (so a near talker already talking,
-/// which keeps the error near the microphone's level, is not the "before"). The verdict waits until the error
+/// which keeps the error near the microphone's level, is not the "before"). 8 dB, not more: the average reaches
+/// back 0.3 s, and a path that moves half a second after double talk (its blocks in the average) was missed at
+/// 15 dB and took 5 s to re-converge (`eval/scenes-changes.json`, c05).
+///
+/// The correlation threshold is −0.3: a speaker moved within the same room leaves new echo that still correlates
+/// a little with the old estimate, and at −0.4 such a move (c03) and a clipping loudspeaker's filter stuck at 12
+/// dB (the public q07) went unreported. The verdict waits until the error
 /// has been at least as loud as the microphone in more than `leadBlocks` far-end blocks in a row: the reference
 /// is aligned `leadBlocks` ahead of the echo's arrival, and a filter that spread its taps over that lead (as on
 /// sustained music, whose tones any lag predicts) gives a loud onset's echo before it arrives, a pre-echo that
@@ -35,7 +41,7 @@ struct MisadjustmentMonitor {
     }
 
     var windowBlocks = 10
-    var threshold: Float = -0.4
+    var threshold: Float = -0.3
     var consecutiveWindows = 2
     /// Far-end blocks after a (re)start before any verdict: a filter still converging overshoots, and its error
     /// then correlates negatively with its estimate too.
@@ -43,7 +49,7 @@ struct MisadjustmentMonitor {
     /// Blocks the sudden verdict looks at, and how well the filter must have cancelled before them (linear ERLE,
     /// microphone over error power, averaged over about `suddenPriorBlocks` far-end blocks).
     let suddenBlocks = 3
-    var suddenPriorERLEDecibels: Float = 15
+    var suddenPriorERLEDecibels: Float = 8
     var suddenPriorBlocks: Float = 30
     /// The sudden blocks' microphone power over its prior average below which they are not judged.
     var suddenMinimumLevelRatio: Float = 0.1
