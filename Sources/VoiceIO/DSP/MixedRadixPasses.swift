@@ -36,7 +36,7 @@ struct PassGeometry {
     /// the call, so each loop is compiled for one layout).
     @_transparent private func input(_ k: Int, _ q: Int, _ t: Int, across: Bool) -> ComplexLanes {
         let index = t &+ stride &* (q &+ k &* m)
-        if across { return (xr.lanes[index &>> 2], xi.lanes[index &>> 2]) }
+        if across { return (xr.alignedLanes[index &>> 2], xi.alignedLanes[index &>> 2]) }
         return (SpectrumLanes(repeating: xr[index]), SpectrumLanes(repeating: xi[index]))
     }
 
@@ -44,8 +44,8 @@ struct PassGeometry {
     @_transparent private func store(_ value: ComplexLanes, _ j: Int, _ q: Int, _ t: Int, radix p: Int, across: Bool) {
         let index = t &+ stride &* (p &* q &+ j)
         if across {
-            yr.lanes[index &>> 2] = value.re
-            yi.lanes[index &>> 2] = value.im
+            yr.alignedLanes[index &>> 2] = value.re
+            yi.alignedLanes[index &>> 2] = value.im
         } else {
             yr[index] = value.re.x
             yi[index] = value.im.x

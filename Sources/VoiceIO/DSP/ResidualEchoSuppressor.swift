@@ -342,10 +342,13 @@ public final class ResidualEchoSuppressor {
 
     private typealias Lanes = SIMD4<Float>
 
-    @inline(__always) private func lanes(_ bins: UnsafeMutablePointer<Float>, _ k: Int) -> Lanes { bins.lanes(at: k) }
+    /// Bins k … k + 3, read and written unaligned.
+    @inline(__always) private func lanes(_ bins: UnsafeMutablePointer<Float>, _ k: Int) -> Lanes {
+        UnsafeRawPointer(bins + k).loadUnaligned(as: Lanes.self)
+    }
 
     @inline(__always) private func store(_ value: Lanes, _ bins: UnsafeMutablePointer<Float>, _ k: Int) {
-        bins.storeLanes(value, at: k)
+        UnsafeMutableRawPointer(bins + k).storeBytes(of: value, as: Lanes.self)
     }
 
     /// Lane by lane what `Swift.max(x, y)` and `Swift.min(x, y)` give (y ≥ x ? y : x, y < x ? y : x).

@@ -27,9 +27,9 @@ typealias SpectrumLanes = SIMD4<Float>
 typealias ComplexLanes = (re: SpectrumLanes, im: SpectrumLanes)
 
 extension UnsafeMutablePointer where Pointee == Float {
-    /// The floats as lanes: lane index i covers floats 4i ..< 4i + 4. Only for storage on a 16-byte boundary
-    /// (`zeroed(_:)`) at an offset of whole lanes.
-    @_transparent var lanes: UnsafeMutablePointer<SpectrumLanes> {
+    /// The floats as aligned lanes: lane index i covers floats 4i ..< 4i + 4. Only for storage on a 16-byte
+    /// boundary (`zeroed(_:)`) at an offset of whole lanes; `SpectrumLanes(loading:)` reads at any float.
+    @_transparent var alignedLanes: UnsafeMutablePointer<SpectrumLanes> {
         UnsafeMutableRawPointer(self).assumingMemoryBound(to: SpectrumLanes.self)
     }
 }
@@ -48,14 +48,12 @@ extension SpectrumLanes {
     @_transparent func store(into p: UnsafeMutablePointer<Float>) {
         UnsafeMutableRawPointer(p).storeBytes(of: self, as: SpectrumLanes.self)
     }
+
+    /// The lanes in reverse order: w, z, y, x.
+    @_transparent var reversed: SpectrumLanes { SpectrumLanes(w, z, y, x) }
 }
 
 /// (re, im) · (c + i·s).
 @_transparent func rotated(_ value: ComplexLanes, cos c: SpectrumLanes, sin s: SpectrumLanes) -> ComplexLanes {
     (value.re * c - value.im * s, value.re * s + value.im * c)
-}
-
-extension SpectrumLanes {
-    /// The lanes in reverse order: w, z, y, x.
-    @_transparent var reversed: SpectrumLanes { SpectrumLanes(w, z, y, x) }
 }
