@@ -58,8 +58,24 @@ struct PassGeometry {
         store(turned ? rotated(value, cos: w.cos, sin: w.sin) : value, j, q, t, radix: p, across: across)
     }
 
-    func radix2() {
-        if acrossColumns { radix2(across: true) } else { radix2(across: false) }
+    /// Runs the pass of radix 2, 4 or 5 with its loop compiled for this pass's layout and for whether it turns its
+    /// outputs by twiddles (a last pass, m = 1, does not: every twiddle is 1; radix 2 always does).
+    func run(radix p: Int) {
+        if p == 4 && stride == 1 { return radix4Scalar() }
+        switch (acrossColumns, m == 1) {
+        case (true, true): run(radix: p, across: true, turned: false)
+        case (true, false): run(radix: p, across: true, turned: true)
+        case (false, true): run(radix: p, across: false, turned: false)
+        case (false, false): run(radix: p, across: false, turned: true)
+        }
+    }
+
+    @_transparent private func run(radix p: Int, across: Bool, turned: Bool) {
+        switch p {
+        case 2: radix2(across: across)
+        case 4: radix4(across: across, turned: turned)
+        default: radix5(across: across, turned: turned)
+        }
     }
 
     @_transparent private func radix2(across: Bool) {
@@ -72,16 +88,6 @@ struct PassGeometry {
                 store(rotated((a.re - b.re, a.im - b.im), cos: w.cos, sin: w.sin), 1, q, t, radix: 2, across: across)
                 t &+= across ? 4 : 1
             }
-        }
-    }
-
-    func radix4() {
-        if stride == 1 { return radix4Scalar() }
-        switch (acrossColumns, m == 1) {
-        case (true, true): radix4(across: true, turned: false)
-        case (true, false): radix4(across: true, turned: true)
-        case (false, true): radix4(across: false, turned: false)
-        case (false, false): radix4(across: false, turned: true)
         }
     }
 
@@ -117,13 +123,14 @@ struct PassGeometry {
             let o = 4 &* q
             yr[o] = sumACr + sumBDr
             yi[o] = sumACi + sumBDi
-            Self.storeTurned(differenceACr + rotationR, differenceACi + rotationI, at: o &+ 1, twiddle: 1 &* m &+ q &- m, self)
-            Self.storeTurned(sumACr - sumBDr, sumACi - sumBDi, at: o &+ 2, twiddle: 2 &* m &+ q &- m, self)
-            Self.storeTurned(differenceACr - rotationR, differenceACi - rotationI, at: o &+ 3, twiddle: 3 &* m &+ q &- m, self)
+            Self.storeTurned(differenceACr + rotationR, differenceACi + rotationI, at: o &+ 1, twiddle: q, self)
+            Self.storeTurned(sumACr - sumBDr, sumACi - sumBDi, at: o &+ 2, twiddle: m &+ q, self)
+            Self.storeTurned(differenceACr - rotationR, differenceACi - rotationI, at: o &+ 3, twiddle: 2 &* m &+ q, self)
         }
     }
 
-    /// (re, im) turned by twiddle entry `index` into output `o`, in plain floats.
+    /// (re, im) turned by twiddle entry `index` ((j − 1)·m + q for output j of butterfly q) into output `o`, in plain
+    /// floats.
     @_transparent private static func storeTurned(_ re: Float, _ im: Float, at o: Int, twiddle index: Int, _ pass: PassGeometry) {
         let c = pass.twiddleCos[index], s = -pass.sign * pass.twiddleSin[index]
         pass.yr[o] = re * c - im * s
@@ -140,15 +147,6 @@ struct PassGeometry {
         let rotationR = (SpectrumLanes(repeating: 0) - direction) * differenceBDi, rotationI = direction * differenceBDr
         return ((sumACr + sumBDr, sumACi + sumBDi), (differenceACr + rotationR, differenceACi + rotationI),
                 (sumACr - sumBDr, sumACi - sumBDi), (differenceACr - rotationR, differenceACi - rotationI))
-    }
-
-    func radix5() {
-        switch (acrossColumns, m == 1) {
-        case (true, true): radix5(across: true, turned: false)
-        case (true, false): radix5(across: true, turned: true)
-        case (false, true): radix5(across: false, turned: false)
-        case (false, false): radix5(across: false, turned: true)
-        }
     }
 
     /// y_j = Σ_k a_k ω^(jk) from the sums and differences of the mirrored pairs (a1, a4), (a2, a3).

@@ -164,9 +164,7 @@ final class MixedRadixRealFFT {
             let geometry = PassGeometry(m: m, stride: stride, sign: sign, twiddleCos: twiddleCos + offset,
                                         twiddleSin: twiddleSin + offset, input: x, output: y, plane: plane)
             switch p {
-            case 2: geometry.radix2()
-            case 4: geometry.radix4()
-            case 5: geometry.radix5()
+            case 2, 4, 5: geometry.run(radix: p)
             default:
                 smallRadixPass(p, m: m, stride: stride, sign: sign, tc: twiddleCos + offset, ts: twiddleSin + offset,
                                xr: x, xi: x + plane, yr: y, yi: y + plane)
