@@ -33,13 +33,12 @@ public final class PolyphaseDecimator {
     private let taps: UnsafeMutablePointer<Float>
     /// `tapCount − 1` frames of history followed by the frames of the current piece of input.
     private let history: UnsafeMutablePointer<Float>
-    /// `history` back to front (entry i holds history[`historyCapacity` − 1 − i]) when the filter is folded, or nil.
-    private let reversedHistory: UnsafeMutablePointer<Float>?
     private var historyCapacity: Int { tapCount - 1 + Self.pieceFrames }
     /// When the single filter is symmetric about tap c = `tapCount` / 2 − 1 (taps[c − i] = taps[c + i], i in
-    /// 1 ... c; the last tap stands alone): taps 0 ... c with the centre halved, else nil (it has phases, or is not).
-    private let foldedTaps: UnsafeMutablePointer<Float>?
-    /// Taps in `foldedTaps`: c + 1 = `tapCount` / 2, a multiple of 4.
+    /// 1 ... c; the last tap stands alone): taps 0 ... c with the centre halved, and `history` back to front (entry
+    /// i holds history[`historyCapacity` − 1 − i]); nil when it has phases, or is not symmetric.
+    private let fold: (taps: UnsafeMutablePointer<Float>, reversedHistory: UnsafeMutablePointer<Float>)?
+    /// Taps in `fold.taps`: c + 1 = `tapCount` / 2, a multiple of 4.
     private var foldedCount: Int { tapCount / 2 }
     /// Index into the current piece (0 = its first frame) of the next output's first tap, minus the history, and
     /// the next output's phase: speexdsp's `last_sample` and `samp_frac_num`.
@@ -67,8 +66,9 @@ public final class PolyphaseDecimator {
         }
         taps = .allocate(capacity: phaseCount * tapCount)
         taps.initialize(repeating: 0, count: phaseCount * tapCount)
-        history = .allocate(capacity: tapCount - 1 + Self.pieceFrames)
-        history.initialize(repeating: 0, count: tapCount - 1 + Self.pieceFrames)
+        let capacity = tapCount - 1 + Self.pieceFrames
+        history = .allocate(capacity: capacity)
+        history.initialize(repeating: 0, count: capacity)
         do {
             try Self.readTaps(from: probe, into: taps, tapCount: tapCount, phaseCount: phaseCount, inputStep: inputStep)
         } catch {
@@ -76,26 +76,21 @@ public final class PolyphaseDecimator {
             history.deallocate()
             throw error
         }
-        foldedTaps = Self.folded(taps, count: tapCount, phaseCount: phaseCount)
-        reversedHistory = Self.reversedHistory(folded: foldedTaps != nil, capacity: tapCount - 1 + Self.pieceFrames)
+        fold = Self.fold(taps, count: tapCount, phaseCount: phaseCount, historyCapacity: capacity)
     }
 
-    /// `foldedTaps` for a filter of `count` taps, or nil.
-    private static func folded(_ taps: UnsafePointer<Float>, count: Int, phaseCount: Int) -> UnsafeMutablePointer<Float>? {
+    /// `fold` for a filter of `count` taps (allocated), or nil.
+    private static func fold(_ taps: UnsafePointer<Float>, count: Int, phaseCount: Int, historyCapacity: Int)
+        -> (taps: UnsafeMutablePointer<Float>, reversedHistory: UnsafeMutablePointer<Float>)? {
         let centre = count / 2 - 1
         guard phaseCount == 1, centre > 0 else { return nil }
         for i in 1...centre where taps[centre - i] != taps[centre + i] { return nil }
         let folded = UnsafeMutablePointer<Float>.allocate(capacity: centre + 1)
         folded.initialize(from: taps, count: centre + 1)
         folded[centre] *= 0.5
-        return folded
-    }
-
-    private static func reversedHistory(folded: Bool, capacity: Int) -> UnsafeMutablePointer<Float>? {
-        guard folded else { return nil }
-        let reversed = UnsafeMutablePointer<Float>.allocate(capacity: capacity)
-        reversed.initialize(repeating: 0, count: capacity)
-        return reversed
+        let reversed = UnsafeMutablePointer<Float>.allocate(capacity: historyCapacity)
+        reversed.initialize(repeating: 0, count: historyCapacity)
+        return (folded, reversed)
     }
 
     /// A decimator with `other`'s rates and filter, its table copied rather than read off a probe again (the probe
@@ -109,17 +104,17 @@ public final class PolyphaseDecimator {
         inputStep = other.inputStep
         taps = .allocate(capacity: phaseCount * tapCount)
         taps.initialize(from: other.taps, count: phaseCount * tapCount)
-        history = .allocate(capacity: tapCount - 1 + Self.pieceFrames)
-        history.initialize(repeating: 0, count: tapCount - 1 + Self.pieceFrames)
-        foldedTaps = Self.folded(other.taps, count: tapCount, phaseCount: phaseCount)
-        reversedHistory = Self.reversedHistory(folded: foldedTaps != nil, capacity: tapCount - 1 + Self.pieceFrames)
+        let capacity = tapCount - 1 + Self.pieceFrames
+        history = .allocate(capacity: capacity)
+        history.initialize(repeating: 0, count: capacity)
+        fold = Self.fold(other.taps, count: tapCount, phaseCount: phaseCount, historyCapacity: capacity)
     }
 
     deinit {
         taps.deallocate()
         history.deallocate()
-        reversedHistory?.deallocate()
-        foldedTaps?.deallocate()
+        fold?.taps.deallocate()
+        fold?.reversedHistory.deallocate()
     }
 
     /// Output n starts at s = ⌊n·num/den⌋ (history-and-input frames) and an impulse at input frame p reaches it
@@ -170,13 +165,13 @@ public final class PolyphaseDecimator {
         while remaining > 0 && produced < output.count {
             let count = min(remaining, Self.pieceFrames)
             (history + kept).update(from: source, count: count)
-            if let reversed = reversedHistory {
+            if let reversed = fold?.reversedHistory {
                 let last = historyCapacity - 1 - kept
                 for i in 0..<count { reversed[last &- i] = source[i] }
             }
             while nextStart < count && produced < output.count {
-                if let folded = foldedTaps, let reversed = reversedHistory {
-                    destination[produced] = foldedDot(at: nextStart, foldedTaps: folded, reversed: reversed)
+                if let fold {
+                    destination[produced] = foldedDot(at: nextStart, fold.taps, fold.reversedHistory)
                 } else {
                     destination[produced] = dot(taps + phase * tapCount, history + nextStart)
                 }
@@ -192,7 +187,7 @@ public final class PolyphaseDecimator {
             let used = min(nextStart, count)
             nextStart -= used
             history.update(from: history + used, count: kept)
-            if let reversed = reversedHistory {
+            if let reversed = fold?.reversedHistory {
                 (reversed + historyCapacity - kept).update(from: reversed + historyCapacity - kept - used, count: kept)
             }
             source += used
@@ -204,17 +199,17 @@ public final class PolyphaseDecimator {
 
     /// Forgets the history, as if no frame had been processed. Real-time safe.
     public func reset() {
-        history.update(repeating: 0, count: tapCount - 1 + Self.pieceFrames)
-        reversedHistory?.update(repeating: 0, count: historyCapacity)
+        history.update(repeating: 0, count: historyCapacity)
+        fold?.reversedHistory.update(repeating: 0, count: historyCapacity)
         nextStart = 0
         phase = 0
     }
 
     /// The output whose first tap meets history frame `start`, from the folded filter: Σᵢ f[i]·(x[i] + x[2c − i])
-    /// over i ≤ c (f: `foldedTaps`, the centre tap halved as it meets its own frame twice), plus the last tap. The
-    /// far frames x[2c − i] are read forwards from `reversedHistory`.
-    @inline(__always) private func foldedDot(at start: Int, foldedTaps: UnsafePointer<Float>,
-                                             reversed: UnsafePointer<Float>) -> Float {
+    /// over i ≤ c (f: `fold.taps`, the centre tap halved as it meets its own frame twice), plus the last tap. The
+    /// far frames x[2c − i] are read forwards from `fold.reversedHistory`.
+    @inline(__always) private func foldedDot(at start: Int, _ foldedTaps: UnsafePointer<Float>,
+                                             _ reversed: UnsafePointer<Float>) -> Float {
         let near = UnsafePointer(history + start)
         let far = reversed + (historyCapacity + 1 - tapCount - start)
         return Self.sum(count: foldedCount) { i in
