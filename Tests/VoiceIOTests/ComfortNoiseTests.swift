@@ -9,14 +9,16 @@ import Testing
     static let block = 160
 
     /// Tracks `input` block by block and returns what replaces it when every bin is suppressed (gain 0).
-    static func replaced(_ input: [Float], windowSeconds: Double = 3) -> [Float] {
+    /// `echo`, if given, is the part of `input` the tracker is told is echo (its power spectrum, block by block).
+    static func replaced(_ input: [Float], echo: [Float]? = nil, windowSeconds: Double = 3) -> [Float] {
         let window = 2 * block, size = 512
         let fft = RealFFT(frameCount: size)
         let noise = ComfortNoise(binCount: fft.binCount, windowFrames: Int(windowSeconds * Double(rate)) / block,
                                  synthesisPowerScale: Float(size) / Float(block))
         let sine = (0..<window).map { Float(sin(Double.pi * (Double($0) + 0.5) / Double(window))) }
         var history = [Float](repeating: 0, count: window), frame = [Float](repeating: 0, count: size)
-        var real = [Float](repeating: 0, count: fft.binCount), imaginary = real, power = real
+        var echoHistory = history
+        var real = [Float](repeating: 0, count: fft.binCount), imaginary = real, power = real, echoPower = real
         let gains = [Float](repeating: 0, count: fft.binCount)
         var overlap = [Float](repeating: 0, count: block), out: [Float] = []
         for start in stride(from: 0, through: input.count - block, by: block) {
@@ -24,7 +26,15 @@ import Testing
             for i in 0..<size { frame[i] = i < window ? history[i] * sine[i] : 0 }
             fft.forward(frame, real: &real, imaginary: &imaginary)
             for k in 0..<fft.binCount { power[k] = real[k] * real[k] + imaginary[k] * imaginary[k] }
-            noise.track(power: power)
+            if let echo {
+                echoHistory = Array(echoHistory[block...]) + echo[start..<start + block]
+                for i in 0..<size { frame[i] = i < window ? echoHistory[i] * sine[i] : 0 }
+                fft.forward(frame, real: &real, imaginary: &imaginary)
+                for k in 0..<fft.binCount { echoPower[k] = real[k] * real[k] + imaginary[k] * imaginary[k] }
+                noise.track(power: power, echo: echoPower)
+            } else {
+                noise.track(power: power)
+            }
             for k in 0..<fft.binCount { real[k] = 0; imaginary[k] = 0 }
             noise.add(toReal: &real, imaginary: &imaginary, gains: gains)
             fft.inverse(real: real, imaginary: imaginary, output: &frame)
@@ -63,5 +73,27 @@ import Testing
         // 20 dB louder from 7 s: followed by 10.5 s.
         let afterRise = Self.levelDB(out, from: 10.5, to: 13) - Self.levelDB(input, from: 10.5, to: 13)
         #expect(abs(afterRise) < 1.5, "comfort noise \(afterRise) dB from the background after the room got louder")
+    }
+
+    @Test("echo that lasts longer than the window does not become the floor; the room still does")
+    func echoIsNotTheBackground() {
+        let fixture = EchoSceneFixture(sampleRate: Self.rate)
+        // A -60 dBFS room; from 5 s to 11 s echo 30 dB louder that never pauses (a filter that has not converged
+        // under a far end that talks on); from 11 s the room itself 20 dB louder.
+        let room = fixture.noise(count: 11 * Self.rate, rms: 0.001, seed: 8)
+            + fixture.noise(count: 5 * Self.rate, rms: 0.01, seed: 9)
+        var echo = [Float](repeating: 0, count: room.count)
+        let loud = fixture.noise(count: 6 * Self.rate, rms: 0.03, seed: 10)
+        for i in 0..<loud.count { echo[5 * Self.rate + i] = loud[i] }
+        let input = zip(room, echo).map { $0 + $1 }
+        let told = Self.replaced(input, echo: echo)
+        let duringEcho = Self.levelDB(told, from: 8.5, to: 11) - Self.levelDB(room, from: 8.5, to: 11)
+        #expect(abs(duringEcho) < 1.5, "comfort noise \(duringEcho) dB from the room under lasting echo")
+        let afterRise = Self.levelDB(told, from: 14.5, to: 16) - Self.levelDB(room, from: 14.5, to: 16)
+        #expect(abs(afterRise) < 1.5, "comfort noise \(afterRise) dB from the room after it got louder")
+        // Control: not told, the tracker takes the echo for the room once the echo fills its window.
+        let untold = Self.replaced(input)
+        let untoldDuringEcho = Self.levelDB(untold, from: 8.5, to: 11) - Self.levelDB(room, from: 8.5, to: 11)
+        #expect(untoldDuringEcho > 20, "without the echo the floor rose only \(untoldDuringEcho) dB")
     }
 }

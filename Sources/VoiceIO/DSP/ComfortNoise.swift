@@ -3,9 +3,11 @@
 ///
 /// The floor is a windowed minimum (after Martin's minimum statistics): the power, smoothed over a few frames,
 /// is minimised over the last `windowFrames` frames (kept as `subwindowCount` sub-window minima, so the window
-/// slides in steps), and a fixed factor corrects the minimum's bias below the mean. Speech and echo do not
-/// lift it (they pause within the window); a louder background is followed within one window, and a silent
-/// start (a device's first zeros) is forgotten after one window. Generated noise has the floor's magnitude
+/// slides in steps), and a fixed factor corrects the minimum's bias below the mean. Speech does not lift it (it
+/// pauses within the window); echo need not pause (a far end that talks on over a filter still converging, a
+/// room that rings, music), so where the caller's echo estimate is above the floor the floor may only fall. A
+/// louder background is followed within one window once the echo leaves it, and a silent start (a device's
+/// first zeros) is forgotten after one window. Generated noise has the floor's magnitude
 /// scaled by √(1 − g²) for a bin suppressed to gain g, and a random phase from a fixed-seed generator.
 ///
 /// The floor is measured on windowed frames, but the generated spectrum is not windowed noise: its inverse
@@ -25,6 +27,8 @@ public final class ComfortNoise {
     /// Estimated noise power per bin, in the units of the powers given to `track`.
     public let noisePower: UnsafeMutablePointer<Float>
     private let smoothedPower: UnsafeMutablePointer<Float>
+    /// The echo given to `track`, smoothed as the power is.
+    private let smoothedEcho: UnsafeMutablePointer<Float>
     /// Minimum of the sub-window being filled, and the minima of the last `subwindowCount` complete ones.
     private let currentMinimum: UnsafeMutablePointer<Float>
     private let subwindowMinima: UnsafeMutablePointer<Float>
@@ -55,19 +59,23 @@ public final class ComfortNoise {
         self.windowFrames = subwindowFrames * Self.subwindowCount
         noisePower = .zeroed(binCount)
         smoothedPower = .zeroed(binCount)
+        smoothedEcho = .zeroed(binCount)
         currentMinimum = .zeroed(binCount)
         subwindowMinima = .zeroed(binCount * Self.subwindowCount)
         windowMinimum = .zeroed(binCount)
     }
 
     deinit {
-        for pointer in [noisePower, smoothedPower, currentMinimum, subwindowMinima, windowMinimum] {
+        for pointer in [noisePower, smoothedPower, smoothedEcho, currentMinimum, subwindowMinima, windowMinimum] {
             pointer.deallocate()
         }
     }
 
-    /// Updates the floor with one frame's power spectrum (`binCount` values). Real-time safe.
-    public func track(power: UnsafePointer<Float>) {
+    /// Updates the floor with one frame's power spectrum (`binCount` values). `echo`, if given, is the echo
+    /// power each bin of the frame is believed to hold (same units): where it is above the floor (both smoothed
+    /// as the minimum's power is), the floor may fall but not rise, so a far end that talks for longer than the window, over a filter that has not yet
+    /// converged, cannot pass its leftovers off as the room's background. Real-time safe.
+    public func track(power: UnsafePointer<Float>, echo: UnsafePointer<Float>? = nil) {
         if !initialised {
             smoothedPower.update(from: power, count: binCount)
             currentMinimum.update(from: power, count: binCount)
@@ -79,7 +87,13 @@ public final class ComfortNoise {
             smoothedPower[k] = p
             let m = min(currentMinimum[k], p)
             currentMinimum[k] = m
-            noisePower[k] = Self.minimumBias * (complete ? min(windowMinimum[k], m) : m)
+            let floor = Self.minimumBias * (complete ? min(windowMinimum[k], m) : m)
+            var held = false
+            if let echo {
+                smoothedEcho[k] += Self.smoothingWeight * (echo[k] - smoothedEcho[k])
+                held = floor > noisePower[k] && smoothedEcho[k] > noisePower[k]
+            }
+            if !held { noisePower[k] = floor }
         }
         framesInSubwindow += 1
         guard framesInSubwindow >= subwindowFrames else { return }

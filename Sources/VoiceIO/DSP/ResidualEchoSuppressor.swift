@@ -30,7 +30,9 @@ import Glibc
 ///
 /// The gain is 1 − β·R/|E|², floored; β and the floor depend on the `DoubleTalkDetector`: firm in far-end
 /// single talk (β = 4, 8 once the near end has been quiet for half a second; floor −40 dB), gentle while the
-/// near end talks (β = 1, floor −12 dB). Gains fall at once and recover over a few blocks. `ComfortNoise` fills what was removed at the output's noise floor.
+/// near end talks (β = 1, floor −12 dB). Gains fall at once and recover over a few blocks. `ComfortNoise` fills
+/// what was removed at the output's noise floor, which it tracks in the output and does not let rise where the
+/// last block's residual echo estimate is above it.
 ///
 /// Latency: one block (`latencyFrames`). `init` allocates; `process` and the properties are real-time safe.
 public final class ResidualEchoSuppressor {
@@ -223,7 +225,7 @@ public final class ResidualEchoSuppressor {
             store(keep * lanes(estimatePower, k) + add * (yr * yr + yi * yi), estimatePower, k)
             store(keep * lanes(smoothedOutputPower, k) + add * power, smoothedOutputPower, k)
         }
-        comfortNoise.track(power: outputPower)
+        comfortNoise.track(power: outputPower, echo: residualEcho)
         noise.update(from: comfortNoise.noisePower, count: binCount)
 
         // Residual echo estimate and the double-talk decision.
