@@ -22,6 +22,16 @@ import Glibc
 /// near talker nor let through while the filter catches up. They start pessimistic (ρ = γ = 1) so the time
 /// before the linear filter converges is suppressed.
 ///
+/// The gain's γ stays pessimistic: in a pause its leftover is the noise's fluctuation over a fading reference,
+/// a ratio that teaches γ 20-40 dB above the room's coupling, and the far end's next onset is then suppressed
+/// whatever the filter left. The double-talk detector cannot afford that: a talker who starts with that onset
+/// would go unheard and, unheard, teach γ further. So the detector has a γ of its own, learned from the leftover
+/// beyond twice the noise and rising only where γ·|X|² or the leftover stands out of the noise (the gentle
+/// gain of double talk takes off the residual estimated with it). The detector does not
+/// count a block as the near talker's when the block's output correlates with the echo estimate (a path that
+/// got louder: the output is that estimate scaled), nor output above twice the microphone's power in a bin
+/// (the filter's own pre-echo at a music onset).
+///
 /// A room that rings longer than the linear filter leaves a late tail no ratio to the estimate follows (it comes
 /// from reference the filter no longer sees). Given the tail's energy past the filter's end and its decay
 /// (`setLateTail`, from an `EchoTailEstimator` fitted to the filter's impulse response) the suppressor adds
@@ -70,6 +80,11 @@ public final class ResidualEchoSuppressor {
     private let referenceTail: UnsafeMutablePointer<Float>
     private let leakage: UnsafeMutablePointer<Float>
     private let referenceCoupling: UnsafeMutablePointer<Float>
+    /// γ learned from leftovers the noise cannot explain (`noiseFluctuation`, `audibleLeftoverRatio`): the
+    /// double-talk detector's.
+    private let audibleCoupling: UnsafeMutablePointer<Float>
+    /// The residual echo estimate with the detector's γ: what the gain takes off while the near end talks.
+    private let audibleResidualEcho: UnsafeMutablePointer<Float>
     private let residualEcho: UnsafeMutablePointer<Float>
     /// Per bin, the output power the echo estimate explains linearly: |⟨E·conj(Y)⟩|² / ⟨|Y|²⟩.
     private let coherentEcho: UnsafeMutablePointer<Float>
@@ -115,6 +130,16 @@ public final class ResidualEchoSuppressor {
     private static var coherenceSeconds: Double { 0.1 }
     /// Magnitude-squared coherence of the output with the estimate below which the output counts as unexplained.
     private static var minimumCoherence: Float { 0.3 }
+    /// Leftover over noise above which a block teaches the detector's γ upward even where γ·|X|² is below the
+    /// noise: a leftover of noise alone reaches 9 dB above its mean in one bin and block in 10⁴.
+    private static var audibleLeftoverRatio: Float { 8 }
+    /// Noise power, in units of its mean, that the detector's γ does not take for a leftover: a bin's noise alone
+    /// exceeds its mean by twice that in 5 % of blocks, not by 0 dB in 37 % (the noise taught it coupling).
+    private static var noiseFluctuation: Float { 2 }
+    /// Correlation of the block's output with the echo estimate (time domain, over the block) above which the
+    /// output is echo the filter underestimates (a louder path), not a talker. At 0.5 the clipping scene's
+    /// talker, over echo 5 dB louder, lost 0.8 dB more.
+    private static var echoCorrelation: Float { 0.8 }
 
     /// `sampleRate`: frames per second (8000 ... 48000). `blockFrameCount`: frames per block (e.g. 10 ms).
     /// `lateDelayBlocks`: the linear filter's length in blocks, where the late tail starts (at least one; the tail
@@ -160,6 +185,8 @@ public final class ResidualEchoSuppressor {
         referenceTail = filled(laneBinCount, 0)
         leakage = filled(laneBinCount, 1)
         referenceCoupling = filled(laneBinCount, 1)
+        audibleCoupling = filled(laneBinCount, 1)
+        audibleResidualEcho = filled(laneBinCount, 0)
         residualEcho = filled(laneBinCount, 0)
         coherentEcho = filled(laneBinCount, 0)
         crossReal = filled(laneBinCount, 0)
@@ -177,7 +204,7 @@ public final class ResidualEchoSuppressor {
     deinit {
         for pointer in [window, outputHistory, estimateHistory, referenceHistory, frame, overlap, outputReal,
                         outputImaginary, spareReal, spareImaginary, outputPower, estimateTail, referenceTail,
-                        leakage, referenceCoupling, residualEcho, coherentEcho, crossReal, crossImaginary, estimatePower, smoothedOutputPower, gains,
+                        leakage, referenceCoupling, audibleCoupling, audibleResidualEcho, residualEcho, coherentEcho, crossReal, crossImaginary, estimatePower, smoothedOutputPower, gains,
                         referencePowerHistory, lateSum, noise] {
             pointer.deallocate()
         }
@@ -237,8 +264,10 @@ public final class ResidualEchoSuppressor {
             let noiseK = lanes(noise, k), estimate = lanes(estimateTail, k)
             let echoActive = farEnd .| (estimate .> noiseK)
             let late = lateEnergyLanes * lanes(lateSum, k)
-            let residual = (maximum(lanes(leakage, k) * estimate, lanes(referenceCoupling, k) * lanes(referenceTail, k))
-                + late).replacing(with: 0, where: .!(echoActive .| (late .> noiseK)))
+            let echoMask = .!(echoActive .| (late .> noiseK))
+            let linear = lanes(leakage, k) * estimate, reference = lanes(referenceTail, k)
+            let residual = (maximum(linear, lanes(referenceCoupling, k) * reference) + late).replacing(with: 0, where: echoMask)
+            let audible = (maximum(linear, lanes(audibleCoupling, k) * reference) + late).replacing(with: 0, where: echoMask)
             // The part of the output the estimate predicts linearly is echo the filter has not caught up with
             // (a louder or moved path): it counts at once, before the learned ratios follow.
             // Chance coherence of a near talker over so short an average is far below `minimumCoherence`.
@@ -247,14 +276,23 @@ public final class ResidualEchoSuppressor {
             let coherent = explained.replacing(
                 with: 0, where: .!(echoActive .& (explained .> Self.minimumCoherence * lanes(smoothedOutputPower, k))))
             store(residual, residualEcho, k)
+            store(audible, audibleResidualEcho, k)
             store(coherent, coherentEcho, k)
             let bin = binIndex &+ Int32(k)
             let detection = (bin .>= Int32(lowestDetectionBin)) .& (bin .<= Int32(highestDetectionBin))
-            residualSums += maximum(residual, coherent).replacing(with: 0, where: .!detection)
-            outputSums += lanes(outputPower, k).replacing(with: 0, where: .!detection)
+            residualSums += maximum(audible, coherent).replacing(with: 0, where: .!detection)
+            // The output counts at most at twice the microphone's power (|E + Y|²): more is the filter's own
+            // pre-echo at a music onset, which no talker makes.
+            let microphoneRe = lanes(outputReal, k) + lanes(spareReal, k)
+            let microphoneIm = lanes(outputImaginary, k) + lanes(spareImaginary, k)
+            let microphone = microphoneRe * microphoneRe + microphoneIm * microphoneIm
+            outputSums += minimum(lanes(outputPower, k), 2 * microphone).replacing(with: 0, where: .!detection)
             noiseSums += noiseK.replacing(with: 0, where: .!detection)
         }
-        let nearEnd = detector.update(outputPower: outputSums.sum(), residualEchoPower: residualSums.sum(),
+        var crossSum: Float = 0, estimateSum: Float = 0, outputSum: Float = 0
+        for i in 0..<h { crossSum += e[i] * y[i]; estimateSum += y[i] * y[i]; outputSum += e[i] * e[i] }
+        let echoLike = crossSum > Self.echoCorrelation * (estimateSum * outputSum).squareRoot()
+        let nearEnd = detector.update(outputPower: echoLike ? 0 : outputSums.sum(), residualEchoPower: residualSums.sum(),
                                       noisePower: noiseSums.sum(), farEndActive: farEndActive)
 
         // Learn how much echo is left, relative to the estimate and to the reference: downward always,
@@ -263,22 +301,25 @@ public final class ResidualEchoSuppressor {
         // by echo the ratios underestimate (a long reverberant tail) would otherwise never let them catch up.
         if farEndActive {
             let quiet = detector.framesSinceNearEnd > Self.learningQuietFrames
-            let up = Lanes(repeating: quiet ? Self.learningUp : Self.learningCreep)
-            let down = Lanes(repeating: Self.learningDown), four = Lanes(repeating: 4)
+            let step = LearningStep(up: Lanes(repeating: quiet ? Self.learningUp : Self.learningCreep),
+                                    down: Lanes(repeating: Self.learningDown), isQuiet: quiet)
             for k in stride(from: 0, to: laneBinCount, by: 4) {
                 let noiseK = lanes(noise, k), estimate = lanes(estimateTail, k), reference = lanes(referenceTail, k)
                 let left = maximum(Lanes(), lanes(outputPower, k) - noiseK - lateEnergyLanes * lanes(lateSum, k))
-                var ratioToEstimate = lanes(leakage, k)
-                let estimateRatio = minimum(minimum(four, left / estimate), quiet ? four : 2 * ratioToEstimate)
-                ratioToEstimate += (estimateRatio - ratioToEstimate)
-                    * up.replacing(with: down, where: estimateRatio .< ratioToEstimate)
-                store(lanes(leakage, k).replacing(with: ratioToEstimate, where: estimate .> noiseK), leakage, k)
-                var ratioToReference = lanes(referenceCoupling, k)
-                let referenceRatio = minimum(minimum(four, left / reference), quiet ? four : 2 * ratioToReference)
-                ratioToReference += (referenceRatio - ratioToReference)
-                    * up.replacing(with: down, where: referenceRatio .< ratioToReference)
-                store(lanes(referenceCoupling, k).replacing(with: ratioToReference, where: reference .> 1e-12),
+                let rising = SIMDMask<SIMD4<Int32>>(repeating: true)
+                let leakageRatio = learned(lanes(leakage, k), leftover: left, over: estimate, step: step, rising: rising)
+                store(lanes(leakage, k).replacing(with: leakageRatio, where: estimate .> noiseK), leakage, k)
+                let couplingRatio = learned(lanes(referenceCoupling, k), leftover: left, over: reference, step: step,
+                                            rising: rising)
+                store(lanes(referenceCoupling, k).replacing(with: couplingRatio, where: reference .> 1e-12),
                       referenceCoupling, k)
+                // The detector's γ: what is left beyond the noise's usual fluctuation, rising only where the echo it
+                // predicts or the leftover stands out of the noise.
+                let audible = lanes(audibleCoupling, k)
+                let audibleRatio = learned(audible, leftover: maximum(Lanes(), left - Self.noiseFluctuation * noiseK),
+                                           over: reference, step: step,
+                                           rising: (audible * reference .> noiseK) .| (left .> Self.audibleLeftoverRatio * noiseK))
+                store(audible.replacing(with: audibleRatio, where: reference .> 1e-12), audibleCoupling, k)
             }
         }
 
@@ -290,7 +331,7 @@ public final class ResidualEchoSuppressor {
         for k in stride(from: 0, to: laneBinCount, by: 4) {
             // While the near end talks the coherent part is left out: a talker's chance coherence with the
             // estimate over a short average would cost it a dB.
-            let residual = nearEnd ? lanes(residualEcho, k) : maximum(lanes(residualEcho, k), lanes(coherentEcho, k))
+            let residual = nearEnd ? lanes(audibleResidualEcho, k) : maximum(lanes(residualEcho, k), lanes(coherentEcho, k))
             let power = lanes(outputPower, k)
             let target = maximum(floor, minimum(one, 1 - overestimate * residual / (power + 1e-20)))
             let previous = lanes(gains, k)
@@ -318,6 +359,7 @@ public final class ResidualEchoSuppressor {
     public func forgetEchoCoupling() {
         leakage.update(repeating: 1, count: laneBinCount)
         referenceCoupling.update(repeating: 1, count: laneBinCount)
+        audibleCoupling.update(repeating: 1, count: laneBinCount)
     }
 
     /// Forgets the near-end decision (its hangover included): what it heard was echo, e.g. a path that had just
@@ -343,6 +385,21 @@ public final class ResidualEchoSuppressor {
     }
 
     private typealias Lanes = SIMD4<Float>
+
+    /// The rates a block learns the ratios at, and whether the near end has been quiet long enough for the full
+    /// upward rate (otherwise upward steps are capped at twice the ratio).
+    private struct LearningStep {
+        var up: Lanes, down: Lanes, isQuiet: Bool
+    }
+
+    /// One block's step of a ratio towards leftover / power (at most 4): downward always, upward where `rising`.
+    @inline(__always) private func learned(_ ratio: Lanes, leftover: Lanes, over power: Lanes, step: LearningStep,
+                                           rising: SIMDMask<SIMD4<Int32>>) -> Lanes {
+        let four = Lanes(repeating: 4)
+        let target = minimum(minimum(four, leftover / power), step.isQuiet ? four : 2 * ratio)
+        return ratio + (target - ratio) * step.up.replacing(with: Lanes(), where: .!rising)
+            .replacing(with: step.down, where: target .< ratio)
+    }
 
     /// Bins k … k + 3, read and written unaligned.
     @inline(__always) private func lanes(_ bins: UnsafeMutablePointer<Float>, _ k: Int) -> Lanes {
