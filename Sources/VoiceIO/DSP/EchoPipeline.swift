@@ -153,6 +153,14 @@ public final class EchoPipeline: VoiceProcessor {
         set { isAGCRequested = newValue }
     }
 
+    /// Whether the reference is aligned with the echo: false while its delay is not yet known, and the residual
+    /// echo suppressor takes the far end's sound of the last half second for echo
+    /// (`ResidualEchoSuppressor.isReferenceAligned`). Real-time safe; set it on the processing thread.
+    public var isReferenceAligned: Bool {
+        get { suppressor.isReferenceAligned }
+        set { suppressor.isReferenceAligned = newValue }
+    }
+
     /// The gain the gain control applied to the last block, in dB (0 while it is off or frozen). Real-time safe.
     public var agcGainDB: Int { preprocessor.isAGCEnabled ? preprocessor.agcGainDB : 0 }
 

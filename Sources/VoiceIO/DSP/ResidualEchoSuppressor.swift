@@ -56,6 +56,13 @@ public final class ResidualEchoSuppressor {
     public private(set) var suppressionDecibels: Float = 0
     /// The double-talk decision of the last block.
     public private(set) var detector = DoubleTalkDetector()
+    /// Whether the reference is aligned with the echo (its delay known). While it is not, far-end sound of the last
+    /// half second or more (`unalignedHoldSeconds`) counts as echo in every bin it reached, up to
+    /// `unalignedCoupling` times its power, and no near end is detected until the far end has been silent for
+    /// that long: before the delay estimator locks, the echo of a reference that leads it by up to the
+    /// estimator's range is suppressed rather than let through.
+    /// Set it per block; real-time safe.
+    public var isReferenceAligned = true
 
     private let fft: RealFFT
     private let binCount: Int
@@ -99,6 +106,13 @@ public final class ResidualEchoSuppressor {
     /// Reference power spectra of the last `lateDelayBlocks` blocks (a ring), and the late tail's recursive sum.
     private let referencePowerHistory: UnsafeMutablePointer<Float>
     private let lateSum: UnsafeMutablePointer<Float>
+    /// The reference's power per bin held over the current bucket of `unalignedHoldBlocks` and the one before it
+    /// (kept while the reference is not aligned).
+    private let heldReference: UnsafeMutablePointer<Float>
+    private let previouslyHeldReference: UnsafeMutablePointer<Float>
+    private let unalignedHoldBlocks: Int
+    private var heldBlocks = 0
+    private var blocksSinceFarEnd = Int.max / 2
     private let lateDelayBlocks: Int
     private var lateHistoryIndex = 0
     private var lateEnergy: Float = 0
@@ -121,8 +135,15 @@ public final class ResidualEchoSuppressor {
     /// enough, so a near talker the detector misses for a moment cannot teach them.
     private static var learningQuietFrames: Int { 50 }
     private static var gainRecovery: Float { 0.5 }
-    private static var farEndMeanSquare: Float { 1e-8 }
+    /// Reference mean square above which the far end counts as playing.
+    static var farEndMeanSquare: Float { 1e-8 }
     private static var reverberationSeconds: Double { 0.3 }
+    /// The span of each bucket of the held reference: the delay estimator's range (500 ms), so the hold of the
+    /// current and the last bucket covers an echo that far behind its reference.
+    private static var unalignedHoldSeconds: Double { 0.5 }
+    /// Echo power per unit of held reference power assumed while unaligned: up to 6 dB louder than the reference
+    /// (a laptop's loudspeaker turned up).
+    private static var unalignedCoupling: Float { 4 }
     /// Span of the comfort noise's minimum: longer than a word or an echo burst, short enough to follow a room.
     private static var noiseWindowSeconds: Double { 3 }
     /// Time constant of the output/estimate cross-spectrum: long enough to average over a few syllables, short
@@ -199,13 +220,16 @@ public final class ResidualEchoSuppressor {
         referencePowerHistory = filled(self.lateDelayBlocks * laneBinCount, 0)
         noise = filled(laneBinCount, 0)
         lateSum = filled(laneBinCount, 0)
+        heldReference = filled(laneBinCount, 0)
+        previouslyHeldReference = filled(laneBinCount, 0)
+        unalignedHoldBlocks = max(1, Int(Self.unalignedHoldSeconds * Double(sampleRate)) / blockFrameCount)
     }
 
     deinit {
         for pointer in [window, outputHistory, estimateHistory, referenceHistory, frame, overlap, outputReal,
                         outputImaginary, spareReal, spareImaginary, outputPower, estimateTail, referenceTail,
                         leakage, referenceCoupling, audibleCoupling, audibleResidualEcho, residualEcho, coherentEcho, crossReal, crossImaginary, estimatePower, smoothedOutputPower, gains,
-                        referencePowerHistory, lateSum, noise] {
+                        referencePowerHistory, lateSum, noise, heldReference, previouslyHeldReference] {
             pointer.deallocate()
         }
     }
@@ -221,6 +245,9 @@ public final class ResidualEchoSuppressor {
         var referenceMeanSquare: Float = 0
         for i in 0..<h { referenceMeanSquare += x[i] * x[i] }
         let farEndActive = referenceMeanSquare / Float(h) > Self.farEndMeanSquare
+        blocksSinceFarEnd = farEndActive ? 0 : min(blocksSinceFarEnd + 1, Int.max / 2)
+        // Unaligned, and the far end played within the hold: its sound is taken for echo.
+        let holding = !isReferenceAligned && blocksSinceFarEnd < 2 * unalignedHoldBlocks
 
         // Reference and echo estimate: power spectra with a reverberant tail. Every per-bin loop runs on four
         // bins at a time (`laneBinCount`), with the scalar code's operations in the same order.
@@ -235,6 +262,8 @@ public final class ResidualEchoSuppressor {
             store(lateDecayLanes * lanes(lateSum, k) + lanes(delayed, k), lateSum, k)
             store(p, delayed, k)
         }
+        // The ring's newest slot now holds this block's reference power.
+        if !isReferenceAligned { holdReference(power: delayed) }
         analyse(y, history: estimateHistory, real: spareReal, imaginary: spareImaginary)
         for k in stride(from: 0, to: laneBinCount, by: 4) {
             let re = lanes(spareReal, k), im = lanes(spareImaginary, k)
@@ -275,7 +304,9 @@ public final class ResidualEchoSuppressor {
             let explained = (crossRe * crossRe + crossIm * crossIm) / (lanes(estimatePower, k) + 1e-20)
             let coherent = explained.replacing(
                 with: 0, where: .!(echoActive .& (explained .> Self.minimumCoherence * lanes(smoothedOutputPower, k))))
-            store(residual, residualEcho, k)
+            store(!holding ? residual
+                  : maximum(residual, Self.unalignedCoupling * maximum(lanes(heldReference, k), lanes(previouslyHeldReference, k))),
+                  residualEcho, k)
             store(audible, audibleResidualEcho, k)
             store(coherent, coherentEcho, k)
             let bin = binIndex &+ Int32(k)
@@ -292,7 +323,8 @@ public final class ResidualEchoSuppressor {
         var crossSum: Float = 0, estimateSum: Float = 0, outputSum: Float = 0
         for i in 0..<h { crossSum += e[i] * y[i]; estimateSum += y[i] * y[i]; outputSum += e[i] * e[i] }
         let echoLike = crossSum > Self.echoCorrelation * (estimateSum * outputSum).squareRoot()
-        let nearEnd = detector.update(outputPower: echoLike ? 0 : outputSums.sum(), residualEchoPower: residualSums.sum(),
+        let nearEnd = detector.update(outputPower: echoLike || holding ? 0 : outputSums.sum(),
+                                      residualEchoPower: residualSums.sum(),
                                       noisePower: noiseSums.sum(), farEndActive: farEndActive)
 
         // Learn how much echo is left, relative to the estimate and to the reference: downward always,
@@ -306,7 +338,8 @@ public final class ResidualEchoSuppressor {
             for k in stride(from: 0, to: laneBinCount, by: 4) {
                 let noiseK = lanes(noise, k), estimate = lanes(estimateTail, k), reference = lanes(referenceTail, k)
                 let left = maximum(Lanes(), lanes(outputPower, k) - noiseK - lateEnergyLanes * lanes(lateSum, k))
-                let rising = SIMDMask<SIMD4<Int32>>(repeating: true)
+                // Unaligned, a leftover may be the near talker the detector is not asked about: downward only.
+                let rising = SIMDMask<SIMD4<Int32>>(repeating: !holding)
                 let leakageRatio = learned(lanes(leakage, k), leftover: left, over: estimate, step: step, rising: rising)
                 store(lanes(leakage, k).replacing(with: leakageRatio, where: estimate .> noiseK), leakage, k)
                 let couplingRatio = learned(lanes(referenceCoupling, k), leftover: left, over: reference, step: step,
@@ -318,7 +351,7 @@ public final class ResidualEchoSuppressor {
                 let audible = lanes(audibleCoupling, k)
                 let audibleRatio = learned(audible, leftover: maximum(Lanes(), left - Self.noiseFluctuation * noiseK),
                                            over: reference, step: step,
-                                           rising: (audible * reference .> noiseK) .| (left .> Self.audibleLeftoverRatio * noiseK))
+                                           rising: rising .& ((audible * reference .> noiseK) .| (left .> Self.audibleLeftoverRatio * noiseK)))
                 store(audible.replacing(with: audibleRatio, where: reference .> 1e-12), audibleCoupling, k)
             }
         }
@@ -371,6 +404,18 @@ public final class ResidualEchoSuppressor {
     public func setLateTail(energyPastEnd: Float, decayPerBlock: Float) {
         lateEnergy = energyPastEnd.isFinite ? max(0, energyPastEnd) : 0
         lateDecay = decayPerBlock.isFinite ? min(max(decayPerBlock, 0), 0.999) : 0
+    }
+
+    /// Adds this block's reference power spectrum to the held maximum; a full bucket becomes the previous one.
+    private func holdReference(power: UnsafeMutablePointer<Float>) {
+        for k in stride(from: 0, to: laneBinCount, by: 4) {
+            store(maximum(lanes(heldReference, k), lanes(power, k)), heldReference, k)
+        }
+        heldBlocks += 1
+        guard heldBlocks >= unalignedHoldBlocks else { return }
+        heldBlocks = 0
+        previouslyHeldReference.update(from: heldReference, count: laneBinCount)
+        heldReference.update(repeating: 0, count: laneBinCount)
     }
 
     /// Shifts `block` into the two-block `history` and transforms the windowed history.

@@ -50,6 +50,13 @@ final class CaptureChain {
     private(set) var doubleTalkBlockCount = 0
     private(set) var suppressionSumDB: Double = 0
     private var realignmentsSeen = 0
+    /// Blocks in which the far end played before the aligner first locked onto its echo.
+    private var unalignedFarEndBlocks = 0
+    /// Far-end blocks without a lock after which the reference counts as aligned all the same: a far end that
+    /// played this long with no echo found has none to find (a headset), and its near talker must not stay
+    /// suppressed under it.
+    private let unalignedFarEndBlockLimit: Int
+    private static var unalignedFarEndSeconds: Double { 3 }
 
     /// `initialDelayFrames`: device-reported delay between playback and capture, in device-rate frames.
     /// `blockMilliseconds`: the processing block (5 or 10 ms).
@@ -67,6 +74,7 @@ final class CaptureChain {
         passThrough = PassThroughProcessor(blockFrameCount: blockFrameCount)
         aligner = EchoAligner(sampleRate: voiceRate, maximumBlockFrames: blockFrameCount,
                               initialDelayFrames: initialDelayFrames * voiceRate / deviceRate)
+        unalignedFarEndBlockLimit = Int(Self.unalignedFarEndSeconds * Double(voiceRate)) / blockFrameCount
         let fifoFrames = 2 * (microphoneConverter.maximumOutputFrames + blockFrameCount)
         microphoneFIFO = SPSCRing(minimumCapacity: fifoFrames, filledWith: 0)
         referenceFIFO = SPSCRing(minimumCapacity: fifoFrames, filledWith: 0)
@@ -137,6 +145,13 @@ final class CaptureChain {
     private func processBlock(bypass: Bool) {
         let microphone = UnsafeBufferPointer(microphoneBlock)
         aligner.observe(microphone: microphone, reference: UnsafeBufferPointer(referenceBlock))
+        // Before the first lock the reference may lead its echo by up to the aligner's range: the suppressor holds
+        // the far end's sound that long (`EchoPipeline.isReferenceAligned`).
+        if aligner.realignmentCount == 0
+            && meanSquare(UnsafeBufferPointer(referenceBlock)) > ResidualEchoSuppressor.farEndMeanSquare {
+            unalignedFarEndBlocks += 1
+        }
+        pipeline.isReferenceAligned = aligner.realignmentCount > 0 || unalignedFarEndBlocks > unalignedFarEndBlockLimit
         if aligner.realignmentCount != realignmentsSeen {
             // The reference moved under the filter: what it learned no longer fits.
             realignmentsSeen = aligner.realignmentCount
