@@ -8,9 +8,11 @@ import Glibc
 /// Per block it takes the canceller's output e, its echo estimate y (microphone − e) and the delay-aligned
 /// reference x. In a short-time spectrum (window of two blocks, sine window for analysis and synthesis,
 /// 50 % overlap) the residual echo power in bin k is estimated two ways, from the linear estimate and from
-/// the reference, and the larger one is used: R = max(ρ·|Y|², γ·|X|²), each with a reverberant decay.
-/// ρ (how much of the estimate is left over) and γ (how much of the reference comes back unmodelled, e.g.
-/// harmonics) are learned while the far end plays: downward always, upward at the same rate but only after
+/// the reference, and the larger one is used: R = max(ρ·|Y|², γ·|X|²), each with a reverberant decay. In far-end
+/// single talk for sure (the near end quiet for half a second) a third joins them, δ·Σⱼ|Yⱼ|²: the distortion of
+/// a clipping loudspeaker spreads over bins where the reference is faint, in proportion to the whole echo.
+/// ρ (how much of the estimate is left over), γ (how much of the reference comes back unmodelled, e.g.
+/// harmonics) and δ (start 0) are learned while the far end plays: downward always, upward at the same rate but only after
 /// half a second without any sign of the near talker. Learned symmetrically they track the mean leftover rather
 /// than a low quantile of it (an asymmetric tracker underestimates the echo and lets its peaks through); the
 /// quiet hold keeps a near talker the detector misses for a block or two (between words) from teaching them.
@@ -87,6 +89,9 @@ public final class ResidualEchoSuppressor {
     private let referenceTail: UnsafeMutablePointer<Float>
     private let leakage: UnsafeMutablePointer<Float>
     private let referenceCoupling: UnsafeMutablePointer<Float>
+    /// δ: per bin, the leftover per unit of the whole echo estimate's power (all bins): a clipping or saturating
+    /// loudspeaker spreads its distortion over bins where the reference itself is faint.
+    private let spreadCoupling: UnsafeMutablePointer<Float>
     /// γ learned from leftovers the noise cannot explain (`noiseFluctuation`, `audibleLeftoverRatio`): the
     /// double-talk detector's.
     private let audibleCoupling: UnsafeMutablePointer<Float>
@@ -206,6 +211,7 @@ public final class ResidualEchoSuppressor {
         referenceTail = filled(laneBinCount, 0)
         leakage = filled(laneBinCount, 1)
         referenceCoupling = filled(laneBinCount, 1)
+        spreadCoupling = filled(laneBinCount, 0)
         audibleCoupling = filled(laneBinCount, 1)
         audibleResidualEcho = filled(laneBinCount, 0)
         residualEcho = filled(laneBinCount, 0)
@@ -228,7 +234,7 @@ public final class ResidualEchoSuppressor {
     deinit {
         for pointer in [window, outputHistory, estimateHistory, referenceHistory, frame, overlap, outputReal,
                         outputImaginary, spareReal, spareImaginary, outputPower, estimateTail, referenceTail,
-                        leakage, referenceCoupling, audibleCoupling, audibleResidualEcho, residualEcho, coherentEcho, crossReal, crossImaginary, estimatePower, smoothedOutputPower, gains,
+                        leakage, referenceCoupling, spreadCoupling, audibleCoupling, audibleResidualEcho, residualEcho, coherentEcho, crossReal, crossImaginary, estimatePower, smoothedOutputPower, gains,
                         referencePowerHistory, lateSum, noise, heldReference, previouslyHeldReference] {
             pointer.deallocate()
         }
@@ -265,10 +271,16 @@ public final class ResidualEchoSuppressor {
         // The ring's newest slot now holds this block's reference power.
         if !isReferenceAligned { holdReference(power: delayed) }
         analyse(y, history: estimateHistory, real: spareReal, imaginary: spareImaginary)
+        var estimateSums = Lanes()
         for k in stride(from: 0, to: laneBinCount, by: 4) {
             let re = lanes(spareReal, k), im = lanes(spareImaginary, k)
-            store(maximum(re * re + im * im, decay * lanes(estimateTail, k)), estimateTail, k)
+            let tail = maximum(re * re + im * im, decay * lanes(estimateTail, k))
+            store(tail, estimateTail, k)
+            estimateSums += tail
         }
+        let totalEstimate = Lanes(repeating: estimateSums.sum())
+        // Far-end single talk for sure: the spread of a loudspeaker's distortion is taken off only then.
+        let spreadEstimate = detector.framesSinceNearEnd > Self.learningQuietFrames ? totalEstimate : Lanes()
         analyse(e, history: outputHistory, real: outputReal, imaginary: outputImaginary)
         let keep = Lanes(repeating: coherenceSmoothing), add = Lanes(repeating: 1 - coherenceSmoothing)
         for k in stride(from: 0, to: laneBinCount, by: 4) {
@@ -295,7 +307,8 @@ public final class ResidualEchoSuppressor {
             let late = lateEnergyLanes * lanes(lateSum, k)
             let echoMask = .!(echoActive .| (late .> noiseK))
             let linear = lanes(leakage, k) * estimate, reference = lanes(referenceTail, k)
-            let residual = (maximum(linear, lanes(referenceCoupling, k) * reference) + late).replacing(with: 0, where: echoMask)
+            let residual = (maximum(maximum(linear, lanes(referenceCoupling, k) * reference), lanes(spreadCoupling, k) * spreadEstimate)
+                + late).replacing(with: 0, where: echoMask)
             let audible = (maximum(linear, lanes(audibleCoupling, k) * reference) + late).replacing(with: 0, where: echoMask)
             // The part of the output the estimate predicts linearly is echo the filter has not caught up with
             // (a louder or moved path): it counts at once, before the learned ratios follow.
@@ -346,6 +359,9 @@ public final class ResidualEchoSuppressor {
                                             rising: rising)
                 store(lanes(referenceCoupling, k).replacing(with: couplingRatio, where: reference .> 1e-12),
                       referenceCoupling, k)
+                store(learned(lanes(spreadCoupling, k), leftover: left, over: totalEstimate, step: step,
+                              rising: rising .& SIMDMask<SIMD4<Int32>>(repeating: quiet)),
+                      spreadCoupling, k)
                 // The detector's γ: what is left beyond the noise's usual fluctuation, rising only where the echo it
                 // predicts or the leftover stands out of the noise.
                 let audible = lanes(audibleCoupling, k)
@@ -392,6 +408,7 @@ public final class ResidualEchoSuppressor {
     public func forgetEchoCoupling() {
         leakage.update(repeating: 1, count: laneBinCount)
         referenceCoupling.update(repeating: 1, count: laneBinCount)
+        spreadCoupling.update(repeating: 0, count: laneBinCount)
         audibleCoupling.update(repeating: 1, count: laneBinCount)
     }
 
