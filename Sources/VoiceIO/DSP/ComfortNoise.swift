@@ -72,9 +72,10 @@ public final class ComfortNoise {
     }
 
     /// Updates the floor with one frame's power spectrum (`binCount` values). `echo`, if given, is the echo
-    /// power each bin of the frame is believed to hold (same units): where it is above the floor (both smoothed
-    /// as the minimum's power is), the floor may fall but not rise, so a far end that talks for longer than the window, over a filter that has not yet
-    /// converged, cannot pass its leftovers off as the room's background. Real-time safe.
+    /// power each bin of the frame is believed to hold (same units): where it is above the floor (smoothed as
+    /// the minimum's power is), the floor may fall but not rise, so a far end that talks for longer than the
+    /// window, over a filter that has not yet converged, cannot pass its leftovers off as the room's background.
+    /// Real-time safe.
     public func track(power: UnsafePointer<Float>, echo: UnsafePointer<Float>? = nil) {
         if !initialised {
             smoothedPower.update(from: power, count: binCount)

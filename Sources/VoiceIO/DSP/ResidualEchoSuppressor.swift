@@ -12,10 +12,11 @@ import Glibc
 /// single talk for sure (the near end quiet for half a second) a third joins them, δ·Σⱼ|Yⱼ|²: the distortion of
 /// a clipping loudspeaker spreads over bins where the reference is faint, in proportion to the whole echo.
 /// ρ (how much of the estimate is left over), γ (how much of the reference comes back unmodelled, e.g.
-/// harmonics) and δ (start 0) are learned while the far end plays: downward always, upward at the same rate but only after
-/// half a second without any sign of the near talker. Learned symmetrically they track the mean leftover rather
-/// than a low quantile of it (an asymmetric tracker underestimates the echo and lets its peaks through); the
-/// quiet hold keeps a near talker the detector misses for a block or two (between words) from teaching them.
+/// harmonics) and δ (from 0) are learned while the far end plays: downward always, upward at the same rate but
+/// only after half a second without any sign of the near talker. Learned symmetrically they track the mean
+/// leftover rather than a low quantile of it (an asymmetric tracker underestimates the echo and lets its peaks
+/// through); the quiet hold keeps a near talker the detector misses for a block or two (between words) from
+/// teaching them.
 /// Otherwise they only creep up (capped steps), so a detector fooled by underestimated echo cannot lock them.
 /// Learned ratios lag a path that just got louder or moved; a third estimate does not: the part of the output
 /// that the echo estimate predicts linearly, |⟨E·Y*⟩|²/⟨|Y|²⟩ over about 0.1 s, counted where the output's
@@ -29,10 +30,10 @@ import Glibc
 /// whatever the filter left. The double-talk detector cannot afford that: a talker who starts with that onset
 /// would go unheard and, unheard, teach γ further. So the detector has a γ of its own, learned from the leftover
 /// beyond twice the noise and rising only where γ·|X|² or the leftover stands out of the noise (the gentle
-/// gain of double talk takes off the residual estimated with it). The detector does not
-/// count a block as the near talker's when the block's output correlates with the echo estimate (a path that
-/// got louder: the output is that estimate scaled), nor output above twice the microphone's power in a bin
-/// (the filter's own pre-echo at a music onset).
+/// gain of double talk takes off the residual estimated with it). The detector does not count a block as the
+/// near talker's when the block's output correlates with the echo estimate (a path that got louder: the output
+/// is that estimate scaled), nor output above twice the microphone's power in a bin (the filter's own pre-echo
+/// at a music onset).
 ///
 /// A room that rings longer than the linear filter leaves a late tail no ratio to the estimate follows (it comes
 /// from reference the filter no longer sees). Given the tail's energy past the filter's end and its decay
@@ -234,7 +235,8 @@ public final class ResidualEchoSuppressor {
     deinit {
         for pointer in [window, outputHistory, estimateHistory, referenceHistory, frame, overlap, outputReal,
                         outputImaginary, spareReal, spareImaginary, outputPower, estimateTail, referenceTail,
-                        leakage, referenceCoupling, spreadCoupling, audibleCoupling, audibleResidualEcho, residualEcho, coherentEcho, crossReal, crossImaginary, estimatePower, smoothedOutputPower, gains,
+                        leakage, referenceCoupling, spreadCoupling, audibleCoupling, audibleResidualEcho, residualEcho,
+                        coherentEcho, crossReal, crossImaginary, estimatePower, smoothedOutputPower, gains,
                         referencePowerHistory, lateSum, noise, heldReference, previouslyHeldReference] {
             pointer.deallocate()
         }
@@ -307,9 +309,10 @@ public final class ResidualEchoSuppressor {
             let late = lateEnergyLanes * lanes(lateSum, k)
             let echoMask = .!(echoActive .| (late .> noiseK))
             let linear = lanes(leakage, k) * estimate, reference = lanes(referenceTail, k)
-            let residual = (maximum(maximum(linear, lanes(referenceCoupling, k) * reference), lanes(spreadCoupling, k) * spreadEstimate)
-                + late).replacing(with: 0, where: echoMask)
-            let audible = (maximum(linear, lanes(audibleCoupling, k) * reference) + late).replacing(with: 0, where: echoMask)
+            let unmodelled = maximum(lanes(referenceCoupling, k) * reference, lanes(spreadCoupling, k) * spreadEstimate)
+            let residual = (maximum(linear, unmodelled) + late).replacing(with: 0, where: echoMask)
+            let audible = (maximum(linear, lanes(audibleCoupling, k) * reference) + late)
+                .replacing(with: 0, where: echoMask)
             // The part of the output the estimate predicts linearly is echo the filter has not caught up with
             // (a louder or moved path): it counts at once, before the learned ratios follow.
             // Chance coherence of a near talker over so short an average is far below `minimumCoherence`.
@@ -317,9 +320,8 @@ public final class ResidualEchoSuppressor {
             let explained = (crossRe * crossRe + crossIm * crossIm) / (lanes(estimatePower, k) + 1e-20)
             let coherent = explained.replacing(
                 with: 0, where: .!(echoActive .& (explained .> Self.minimumCoherence * lanes(smoothedOutputPower, k))))
-            store(!holding ? residual
-                  : maximum(residual, Self.unalignedCoupling * maximum(lanes(heldReference, k), lanes(previouslyHeldReference, k))),
-                  residualEcho, k)
+            let held = Self.unalignedCoupling * maximum(lanes(heldReference, k), lanes(previouslyHeldReference, k))
+            store(holding ? maximum(residual, held) : residual, residualEcho, k)
             store(audible, audibleResidualEcho, k)
             store(coherent, coherentEcho, k)
             let bin = binIndex &+ Int32(k)
@@ -330,7 +332,8 @@ public final class ResidualEchoSuppressor {
             let microphoneRe = lanes(outputReal, k) + lanes(spareReal, k)
             let microphoneIm = lanes(outputImaginary, k) + lanes(spareImaginary, k)
             let microphone = microphoneRe * microphoneRe + microphoneIm * microphoneIm
-            outputSums += minimum(lanes(outputPower, k), 2 * microphone).replacing(with: 0, where: .!detection)
+            outputSums += minimum(lanes(outputPower, k), 2 * microphone)
+                .replacing(with: 0, where: .!detection)
             noiseSums += noiseK.replacing(with: 0, where: .!detection)
         }
         var crossSum: Float = 0, estimateSum: Float = 0, outputSum: Float = 0
@@ -353,7 +356,8 @@ public final class ResidualEchoSuppressor {
                 let left = maximum(Lanes(), lanes(outputPower, k) - noiseK - lateEnergyLanes * lanes(lateSum, k))
                 // Unaligned, a leftover may be the near talker the detector is not asked about: downward only.
                 let rising = SIMDMask<SIMD4<Int32>>(repeating: !holding)
-                let leakageRatio = learned(lanes(leakage, k), leftover: left, over: estimate, step: step, rising: rising)
+                let leakageRatio = learned(lanes(leakage, k), leftover: left, over: estimate, step: step,
+                                           rising: rising)
                 store(lanes(leakage, k).replacing(with: leakageRatio, where: estimate .> noiseK), leakage, k)
                 let couplingRatio = learned(lanes(referenceCoupling, k), leftover: left, over: reference, step: step,
                                             rising: rising)
@@ -365,9 +369,9 @@ public final class ResidualEchoSuppressor {
                 // The detector's γ: what is left beyond the noise's usual fluctuation, rising only where the echo it
                 // predicts or the leftover stands out of the noise.
                 let audible = lanes(audibleCoupling, k)
+                let standsOut = (audible * reference .> noiseK) .| (left .> Self.audibleLeftoverRatio * noiseK)
                 let audibleRatio = learned(audible, leftover: maximum(Lanes(), left - Self.noiseFluctuation * noiseK),
-                                           over: reference, step: step,
-                                           rising: rising .& ((audible * reference .> noiseK) .| (left .> Self.audibleLeftoverRatio * noiseK)))
+                                           over: reference, step: step, rising: rising .& standsOut)
                 store(audible.replacing(with: audibleRatio, where: reference .> 1e-12), audibleCoupling, k)
             }
         }
@@ -380,7 +384,8 @@ public final class ResidualEchoSuppressor {
         for k in stride(from: 0, to: laneBinCount, by: 4) {
             // While the near end talks the coherent part is left out: a talker's chance coherence with the
             // estimate over a short average would cost it a dB.
-            let residual = nearEnd ? lanes(audibleResidualEcho, k) : maximum(lanes(residualEcho, k), lanes(coherentEcho, k))
+            let residual = nearEnd ? lanes(audibleResidualEcho, k)
+                : maximum(lanes(residualEcho, k), lanes(coherentEcho, k))
             let power = lanes(outputPower, k)
             let target = maximum(floor, minimum(one, 1 - overestimate * residual / (power + 1e-20)))
             let previous = lanes(gains, k)
