@@ -10,7 +10,9 @@ import Testing
 
     /// Tracks `input` block by block and returns what replaces it when every bin is suppressed (gain 0).
     /// `echo`, if given, is the part of `input` the tracker is told is echo (its power spectrum, block by block).
-    static func replaced(_ input: [Float], echo: [Float]? = nil, windowSeconds: Double = 3) -> [Float] {
+    /// `holdingRise`: the frames (by start frame) in which the floor is told it may not rise.
+    static func replaced(_ input: [Float], echo: [Float]? = nil, holdingRise: (Int) -> Bool = { _ in false },
+                         windowSeconds: Double = 3) -> [Float] {
         let window = 2 * block, size = 512
         let fft = RealFFT(frameCount: size)
         let noise = ComfortNoise(binCount: fft.binCount, windowFrames: Int(windowSeconds * Double(rate)) / block,
@@ -31,9 +33,9 @@ import Testing
                 for i in 0..<size { frame[i] = i < window ? echoHistory[i] * sine[i] : 0 }
                 fft.forward(frame, real: &real, imaginary: &imaginary)
                 for k in 0..<fft.binCount { echoPower[k] = real[k] * real[k] + imaginary[k] * imaginary[k] }
-                noise.track(power: power, echo: echoPower)
+                noise.track(power: power, echo: echoPower, holdsRise: holdingRise(start))
             } else {
-                noise.track(power: power)
+                noise.track(power: power, holdsRise: holdingRise(start))
             }
             for k in 0..<fft.binCount { real[k] = 0; imaginary[k] = 0 }
             noise.add(toReal: &real, imaginary: &imaginary, gains: gains)
@@ -95,5 +97,21 @@ import Testing
         let untold = Self.replaced(input)
         let untoldDuringEcho = Self.levelDB(untold, from: 8.5, to: 11) - Self.levelDB(room, from: 8.5, to: 11)
         #expect(untoldDuringEcho > 20, "without the echo the floor rose only \(untoldDuringEcho) dB")
+    }
+
+    @Test("a talker heard over the far end for longer than the window does not become the floor")
+    func talkerIsNotTheBackground() {
+        let fixture = EchoSceneFixture(sampleRate: Self.rate)
+        // A -60 dBFS room; from 5 s to 11 s a talker 30 dB louder who never pauses, heard in double talk.
+        var input = fixture.noise(count: 12 * Self.rate, rms: 0.001, seed: 11)
+        let talker = fixture.noise(count: 6 * Self.rate, rms: 0.03, seed: 12)
+        for i in 0..<talker.count { input[5 * Self.rate + i] += talker[i] }
+        let held = Self.replaced(input, holdingRise: { $0 >= 5 * Self.rate && $0 < 11 * Self.rate })
+        let duringTalk = Self.levelDB(held, from: 8.5, to: 11) - Self.levelDB(input, from: 3, to: 5)
+        #expect(abs(duringTalk) < 1.5, "comfort noise \(duringTalk) dB from the room under a talker")
+        // Control: not held, the floor becomes the talker once it fills the window.
+        let untold = Self.replaced(input)
+        let untoldDuringTalk = Self.levelDB(untold, from: 8.5, to: 11) - Self.levelDB(input, from: 3, to: 5)
+        #expect(untoldDuringTalk > 20, "without the hold the floor rose only \(untoldDuringTalk) dB")
     }
 }

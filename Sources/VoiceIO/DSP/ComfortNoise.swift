@@ -75,8 +75,9 @@ public final class ComfortNoise {
     /// power each bin of the frame is believed to hold (same units): where it is above the floor (smoothed as
     /// the minimum's power is), the floor may fall but not rise, so a far end that talks for longer than the
     /// window, over a filter that has not yet converged, cannot pass its leftovers off as the room's background.
-    /// Real-time safe.
-    public func track(power: UnsafePointer<Float>, echo: UnsafePointer<Float>? = nil) {
+    /// `holdsRise`: the floor may not rise in any bin this frame (a talker over the echo, who may talk longer
+    /// than the window). Real-time safe.
+    public func track(power: UnsafePointer<Float>, echo: UnsafePointer<Float>? = nil, holdsRise: Bool = false) {
         if !initialised {
             smoothedPower.update(from: power, count: binCount)
             currentMinimum.update(from: power, count: binCount)
@@ -89,10 +90,10 @@ public final class ComfortNoise {
             let m = min(currentMinimum[k], p)
             currentMinimum[k] = m
             let floor = Self.minimumBias * (complete ? min(windowMinimum[k], m) : m)
-            var held = false
+            var held = holdsRise && floor > noisePower[k]
             if let echo {
                 smoothedEcho[k] += Self.smoothingWeight * (echo[k] - smoothedEcho[k])
-                held = floor > noisePower[k] && smoothedEcho[k] > noisePower[k]
+                held = held || (floor > noisePower[k] && smoothedEcho[k] > noisePower[k])
             }
             if !held { noisePower[k] = floor }
         }

@@ -45,7 +45,8 @@ import Glibc
 /// single talk (β = 4, 8 once the near end has been quiet for half a second; floor −40 dB), gentle while the
 /// near end talks (β = 1, floor −12 dB). Gains fall at once and recover over a few blocks. `ComfortNoise` fills
 /// what was removed at the output's noise floor, which it tracks in the output and does not let rise where the
-/// last block's residual echo estimate is above it.
+/// last block's residual echo estimate is above it, nor while a talker heard over the far end in the last half
+/// second may still be talking.
 ///
 /// Latency: one block (`latencyFrames`). `init` allocates; `process` and the properties are real-time safe.
 public final class ResidualEchoSuppressor {
@@ -295,7 +296,9 @@ public final class ResidualEchoSuppressor {
             store(keep * lanes(estimatePower, k) + add * (yr * yr + yi * yi), estimatePower, k)
             store(keep * lanes(smoothedOutputPower, k) + add * power, smoothedOutputPower, k)
         }
-        comfortNoise.track(power: outputPower, echo: residualEcho)
+        // A talker heard over the far end within the last half second may talk longer than the noise window.
+        comfortNoise.track(power: outputPower, echo: residualEcho,
+                           holdsRise: farEndActive && detector.framesSinceNearEnd <= Self.learningQuietFrames)
         noise.update(from: comfortNoise.noisePower, count: binCount)
 
         // Residual echo estimate and the double-talk decision.
