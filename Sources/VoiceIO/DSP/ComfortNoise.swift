@@ -90,12 +90,13 @@ public final class ComfortNoise {
             let m = min(currentMinimum[k], p)
             currentMinimum[k] = m
             let floor = Self.minimumBias * (complete ? min(windowMinimum[k], m) : m)
-            var held = holdsRise && floor > noisePower[k]
+            var echoAbove = false
             if let echo {
                 smoothedEcho[k] += Self.smoothingWeight * (echo[k] - smoothedEcho[k])
-                held = held || (floor > noisePower[k] && smoothedEcho[k] > noisePower[k])
+                echoAbove = smoothedEcho[k] > noisePower[k]
             }
-            if !held { noisePower[k] = floor }
+            // A rise is held while a talker may be talking or echo stands above the floor; a fall never is.
+            if floor <= noisePower[k] || !(holdsRise || echoAbove) { noisePower[k] = floor }
         }
         framesInSubwindow += 1
         guard framesInSubwindow >= subwindowFrames else { return }

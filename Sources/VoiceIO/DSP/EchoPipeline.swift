@@ -184,7 +184,7 @@ public final class EchoPipeline: VoiceProcessor {
             microphonePower += input[index] * input[index]
             referencePower += echo[index] * echo[index]
         }
-        let farEndActive = referencePower > 1e-8 * Float(blockFrameCount)
+        let farEndActive = referencePower > ResidualEchoSuppressor.farEndMeanSquare * Float(blockFrameCount)
         canceller.isFarEndAlone = suppressor.detector.framesSinceNearEnd > farEndAloneBlockCount
         var errorPower = cancel(input, microphone: microphoneBase, reference: referenceBase, output: cancelledBase)
         switch misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),

@@ -141,6 +141,9 @@ public final class ResidualEchoSuppressor {
     /// Blocks without any sign of the near talker before the ratios may rise: a pause between words is not
     /// enough, so a near talker the detector misses for a moment cannot teach them.
     private static var learningQuietFrames: Int { 50 }
+    /// Whether the near talker has been quiet for `learningQuietFrames`: far-end single talk for sure (read before
+    /// this block's detection, it speaks of the blocks before).
+    private var isNearEndQuiet: Bool { detector.framesSinceNearEnd > Self.learningQuietFrames }
     private static var gainRecovery: Float { 0.5 }
     /// Reference mean square above which the far end counts as playing.
     static var farEndMeanSquare: Float { 1e-8 }
@@ -283,7 +286,7 @@ public final class ResidualEchoSuppressor {
         }
         let totalEstimate = Lanes(repeating: estimateSums.sum())
         // Far-end single talk for sure: the spread of a loudspeaker's distortion is taken off only then.
-        let spreadEstimate = detector.framesSinceNearEnd > Self.learningQuietFrames ? totalEstimate : Lanes()
+        let spreadEstimate = isNearEndQuiet ? totalEstimate : Lanes()
         analyse(e, history: outputHistory, real: outputReal, imaginary: outputImaginary)
         let keep = Lanes(repeating: coherenceSmoothing), add = Lanes(repeating: 1 - coherenceSmoothing)
         for k in stride(from: 0, to: laneBinCount, by: 4) {
@@ -298,7 +301,7 @@ public final class ResidualEchoSuppressor {
         }
         // A talker heard over the far end within the last half second may talk longer than the noise window.
         comfortNoise.track(power: outputPower, echo: residualEcho,
-                           holdsRise: farEndActive && detector.framesSinceNearEnd <= Self.learningQuietFrames)
+                           holdsRise: farEndActive && !isNearEndQuiet)
         noise.update(from: comfortNoise.noisePower, count: binCount)
 
         // Residual echo estimate and the double-talk decision.
@@ -351,14 +354,15 @@ public final class ResidualEchoSuppressor {
         // says near end, they may still creep up, a step capped at twice the current ratio: a detector fooled
         // by echo the ratios underestimate (a long reverberant tail) would otherwise never let them catch up.
         if farEndActive {
-            let quiet = detector.framesSinceNearEnd > Self.learningQuietFrames
+            let quiet = isNearEndQuiet
             let step = LearningStep(up: Lanes(repeating: quiet ? Self.learningUp : Self.learningCreep),
                                     down: Lanes(repeating: Self.learningDown), isQuiet: quiet)
+            // Unaligned, a leftover may be the near talker the detector is not asked about: downward only.
+            let rising = SIMDMask<SIMD4<Int32>>(repeating: !holding)
+            let spreadRising = rising .& SIMDMask<SIMD4<Int32>>(repeating: quiet)
             for k in stride(from: 0, to: laneBinCount, by: 4) {
                 let noiseK = lanes(noise, k), estimate = lanes(estimateTail, k), reference = lanes(referenceTail, k)
                 let left = maximum(Lanes(), lanes(outputPower, k) - noiseK - lateEnergyLanes * lanes(lateSum, k))
-                // Unaligned, a leftover may be the near talker the detector is not asked about: downward only.
-                let rising = SIMDMask<SIMD4<Int32>>(repeating: !holding)
                 let leakageRatio = learned(lanes(leakage, k), leftover: left, over: estimate, step: step,
                                            rising: rising)
                 store(lanes(leakage, k).replacing(with: leakageRatio, where: estimate .> noiseK), leakage, k)
@@ -367,8 +371,7 @@ public final class ResidualEchoSuppressor {
                 store(lanes(referenceCoupling, k).replacing(with: couplingRatio, where: reference .> 1e-12),
                       referenceCoupling, k)
                 store(learned(lanes(spreadCoupling, k), leftover: left, over: totalEstimate, step: step,
-                              rising: rising .& SIMDMask<SIMD4<Int32>>(repeating: quiet)),
-                      spreadCoupling, k)
+                              rising: spreadRising), spreadCoupling, k)
                 // The detector's γ: what is left beyond the noise's usual fluctuation, rising only where the echo it
                 // predicts or the leftover stands out of the noise.
                 let audible = lanes(audibleCoupling, k)
@@ -380,7 +383,7 @@ public final class ResidualEchoSuppressor {
         }
 
         let overestimate = nearEnd ? Self.doubleTalkOverestimate
-            : detector.framesSinceNearEnd > Self.learningQuietFrames ? Self.quietOverestimate : Self.singleTalkOverestimate
+            : isNearEndQuiet ? Self.quietOverestimate : Self.singleTalkOverestimate
         let floor = Lanes(repeating: nearEnd ? Self.doubleTalkFloor : Self.singleTalkFloor)
         let one = Lanes(repeating: 1)
         var keptSums = Lanes(), inputSums = Lanes()
