@@ -22,6 +22,16 @@ struct EchoSceneProcessingTests {
 
     static func decibels(_ ratio: Double) -> Double { 10 * log10(max(ratio, 1e-30)) }
 
+    /// The near talker's least-squares gain in `output` over `frames`, in dB (0 = untouched).
+    static func nearGainDB(_ output: [Float], near: [Float], frames: Range<Int>) -> Double {
+        var cross = 0.0, energy = 0.0
+        for index in frames {
+            cross += Double(output[index] * near[index])
+            energy += Double(near[index] * near[index])
+        }
+        return 20 * log10(max(abs(cross / energy), 1e-6))
+    }
+
     /// Echo through a room response, scaled.
     static func roomEcho(_ far: [Float], bulkMilliseconds: Double, seed: UInt64, gain: Float) -> [Float] {
         EchoSceneFixture.convolve(far, taps: fixture.roomResponse(bulkMilliseconds: bulkMilliseconds, seed: seed),
@@ -73,13 +83,7 @@ struct EchoSceneProcessingTests {
         let microphone = Self.mix(echo, near, Self.fixture.noise(count: far.count, rms: 0.0003, seed: 24))
         let (output, _) = try Self.process(microphone: microphone, far: far)
         // Least-squares gain of the near talker in the output over the double talk.
-        let range = (7 * Self.rate)..<Int(seconds * Double(Self.rate))
-        var cross = 0.0, energy = 0.0
-        for index in range {
-            cross += Double(output[index] * near[index])
-            energy += Double(near[index] * near[index])
-        }
-        let gainDB = 20 * log10(max(abs(cross / energy), 1e-6))
+        let gainDB = Self.nearGainDB(output, near: near, frames: (7 * Self.rate)..<Int(seconds * Double(Self.rate)))
 
         #expect(gainDB > -3, "near talker gain \(gainDB) dB in double talk")
         let echoOnly = Self.decibels(Self.power(microphone, from: 3, to: 6) / Self.power(output, from: 3, to: 6))
@@ -129,12 +133,7 @@ struct EchoSceneProcessingTests {
         // The 200 ms filter alone leaves about 19 dB here (the tail past it); the late-tail model removes it.
         let erle = Self.decibels(Self.power(microphone, from: 4, to: 7) / Self.power(output, from: 4, to: 7))
         #expect(erle > 35, "ERLE \(erle) dB before the near talker starts")
-        var cross = 0.0, energy = 0.0
-        for index in (8 * Self.rate)..<far.count {
-            cross += Double(output[index] * near[index])
-            energy += Double(near[index] * near[index])
-        }
-        let gainDB = 20 * log10(max(abs(cross / energy), 1e-6))
+        let gainDB = Self.nearGainDB(output, near: near, frames: (8 * Self.rate)..<far.count)
         #expect(gainDB > -4, "near talker gain \(gainDB) dB in double talk")
     }
 
@@ -193,12 +192,7 @@ struct EchoSceneProcessingTests {
         let processor = try OfflineVoiceProcessor(deviceRate: rate, voiceRate: rate, settings: settings)
         processor.enableAGC = false
         let output = processor.process(microphone: microphone, loudspeaker: far)
-        var cross = 0.0, energy = 0.0
-        for index in (7 * rate)..<far.count {
-            cross += Double(output[index] * near[index])
-            energy += Double(near[index] * near[index])
-        }
-        let gainDB = 20 * log10(max(abs(cross / energy), 1e-6))
+        let gainDB = Self.nearGainDB(output, near: near, frames: (7 * rate)..<far.count)
         // speexdsp's 8 kHz notch (r = 0.9) took 4.5 dB of this talker's least-squares gain: it turns the phase
         // of everything up to a few hundred hertz.
         #expect(gainDB > -2, "near talker gain \(gainDB) dB in double talk at 8 kHz")
@@ -240,12 +234,7 @@ struct EchoSceneProcessingTests {
         let microphone = Self.mix(near, Self.fixture.noise(count: far.count, rms: 0.0003, seed: 106))
         let (output, processor) = try Self.process(microphone: microphone, far: far)
         func gainDB(from: Double, to: Double) -> Double {
-            var cross = 0.0, energy = 0.0
-            for index in Int(from * Double(Self.rate))..<Int(to * Double(Self.rate)) {
-                cross += Double(output[index] * near[index])
-                energy += Double(near[index] * near[index])
-            }
-            return 20 * log10(max(abs(cross / energy), 1e-6))
+            Self.nearGainDB(output, near: near, frames: Int(from * Double(Self.rate))..<Int(to * Double(Self.rate)))
         }
         #expect(!processor.isDelayEstimated, "a delay was found in a microphone without echo")
         // Held at first (the far end's sound is taken for echo whose delay is not known yet): measured -55 dB.

@@ -56,6 +56,13 @@ import CAllocCounter
 
     static func decibels(_ ratio: Float) -> Float { 10 * log10(max(ratio, 1e-30)) }
 
+    /// The near talker's least-squares gain in `out` over `frames`, in dB (0 = untouched).
+    static func nearGainDB(_ out: [Float], near: [Float], frames: Range<Int>) -> Float {
+        var projection: Float = 0, energy: Float = 0
+        for i in frames { projection += out[i] * near[i]; energy += near[i] * near[i] }
+        return 20 * log10(projection / energy)
+    }
+
     /// Quiet noise, so the residual (16 dB below the echo) is far above the floor: suppression must take at
     /// least 16 dB more off it (measured: about 20).
     @Test func suppressesTheResidualOfAClippingSpeaker() {
@@ -104,10 +111,7 @@ import CAllocCounter
     @Test func keepsTheNearTalkerInDoubleTalk() {
         let scene = Self.scene(seconds: 5, farEnd: true, nearEnd: true)
         let out = Self.suppress(scene)
-        let a = Self.rate, b = 5 * Self.rate - Self.block
-        var projection: Float = 0, energy: Float = 0
-        for i in a..<b { projection += out[i] * scene.near[i]; energy += scene.near[i] * scene.near[i] }
-        let gain = 20 * log10(projection / energy)
+        let gain = Self.nearGainDB(out, near: scene.near, frames: Self.rate..<(5 * Self.rate - Self.block))
         #expect(gain > -3, "near talker gain \(gain) dB")
     }
 
@@ -131,9 +135,7 @@ import CAllocCounter
         let scene = Scene(far: far, microphone: (0..<count).map { output[$0] + estimate[$0] }, estimate: estimate,
                           output: output, near: near, noise: noise)
         let out = Self.suppress(scene)
-        var projection: Float = 0, energy: Float = 0
-        for i in onset..<(count - Self.block) { projection += out[i] * near[i]; energy += near[i] * near[i] }
-        let gain = 20 * log10(projection / energy)
+        let gain = Self.nearGainDB(out, near: near, frames: onset..<(count - Self.block))
         // With one coupling for the gain and the detector the talker went unheard and lost 10.7 dB (now 2.1).
         #expect(gain > -4, "near talker gain \(gain) dB")
     }
