@@ -32,7 +32,9 @@ import CAllocCounter
     }
 
     /// Runs the suppressor; returns its output moved back by its latency (same time base as the input).
-    static func suppress(_ scene: Scene, suppressor: ResidualEchoSuppressor? = nil) -> [Float] {
+    /// `afterBlock`, if given, is called after each block with the block's first frame.
+    static func suppress(_ scene: Scene, suppressor: ResidualEchoSuppressor? = nil,
+                         afterBlock: (Int) -> Void = { _ in }) -> [Float] {
         let res = suppressor ?? ResidualEchoSuppressor(sampleRate: rate, blockFrameCount: block)
         var out = scene.output
         out.withUnsafeMutableBufferPointer { o in
@@ -42,6 +44,7 @@ import CAllocCounter
                         res.process(output: UnsafeMutableBufferPointer(rebasing: o[start..<start + block]),
                                     echoEstimate: UnsafeBufferPointer(rebasing: y[start..<start + block]),
                                     reference: UnsafeBufferPointer(rebasing: x[start..<start + block]))
+                        afterBlock(start)
                     }
                 }
             }
@@ -138,6 +141,39 @@ import CAllocCounter
         let gain = Self.nearGainDB(out, near: near, frames: onset..<(count - Self.block))
         // With one coupling for the gain and the detector the talker went unheard and lost 10.7 dB (now 2.1).
         #expect(gain > -4, "near talker gain \(gain) dB")
+    }
+
+    /// Far-end phrases of one second with pauses between them, echo perfectly estimated (the output is the room's
+    /// white noise), and a talker 4 dB under the echo. In each pause the estimate's tail fades into the noise, whose
+    /// fluctuation over it reads as leakage; at the next phrase that leakage overstated the echo and the talker
+    /// went unheard for a good part of it (lost 1.4-3.9 dB, 67-91 % of its blocks heard). The detector's own ρ,
+    /// learned from the leftover beyond the noise, hears it (measured: 99 %, no more than 0.4 dB lost).
+    @Test(arguments: [0.4, 0.5, 0.6, 1.2]) func hearsATalkerAtTheFarEndsPhraseOnsets(pauseSeconds: Double) {
+        let fixture = EchoSceneFixture(sampleRate: Self.rate)
+        let count = 10 * Self.rate, onset = 5 * Self.rate
+        var far = fixture.speechLike(seconds: 10, rms: 0.1, seed: 71)
+        let period = Int((1 + pauseSeconds) * Double(Self.rate))
+        for i in 0..<count where i % period >= Self.rate { far[i] = 0 }
+        let taps = fixture.roomResponse(bulkMilliseconds: 2, tailMilliseconds: 300, seed: 72)
+        let estimate = EchoSceneFixture.convolve(far, taps: taps, gain: 0.5, count: count)
+        var near = [Float](repeating: 0, count: count)
+        let talker = fixture.speechLike(seconds: 5, rms: 0.03, seed: 73)
+        for i in 0..<talker.count { near[onset + i] = talker[i] }
+        let noise = fixture.noise(count: count, rms: 0.003, seed: 74)
+        let output = (0..<count).map { near[$0] + noise[$0] }
+        let scene = Scene(far: far, microphone: (0..<count).map { output[$0] + estimate[$0] }, estimate: estimate,
+                          output: output, near: near, noise: noise)
+        let suppressor = ResidualEchoSuppressor(sampleRate: Self.rate, blockFrameCount: Self.block)
+        var heard = 0, talking = 0
+        let out = Self.suppress(scene, suppressor: suppressor) { start in
+            let power = near[start..<start + Self.block].reduce(Float(0)) { $0 + $1 * $1 } / Float(Self.block)
+            guard power > 4 * 0.003 * 0.003 else { return }
+            talking += 1
+            if suppressor.detector.nearEndActive { heard += 1 }
+        }
+        let gain = Self.nearGainDB(out, near: near, frames: onset..<(count - Self.block))
+        #expect(Float(heard) > 0.95 * Float(talking), "heard in \(heard) of \(talking) blocks")
+        #expect(gain > -1, "near talker gain \(gain) dB")
     }
 
     /// A loudspeaker's distortion where the far end has no energy: a low-passed far end whose leftover is

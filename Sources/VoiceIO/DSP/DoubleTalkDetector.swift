@@ -19,6 +19,10 @@ public struct DoubleTalkDetector {
     public private(set) var doubleTalk = false
     /// Frames since the output last crossed the threshold (large before it ever did).
     public private(set) var framesSinceNearEnd = Int.max / 2
+    /// `framesSinceNearEnd` before the current run of frames over the threshold, and how many frames of that run
+    /// crossed it.
+    private var framesBeforeOnset = Int.max / 2
+    private var crossingsSinceOnset = 0
 
     public init(ratioThreshold: Float = 4, hangoverFrames: Int = 8) {
         self.ratioThreshold = ratioThreshold
@@ -31,10 +35,30 @@ public struct DoubleTalkDetector {
     public mutating func update(outputPower: Float, residualEchoPower: Float, noisePower: Float,
                                 farEndActive: Bool) -> Bool {
         let explained = residualEchoPower + noisePower + 1e-12
-        framesSinceNearEnd = outputPower > ratioThreshold * explained ? 0 : framesSinceNearEnd + 1
+        if outputPower > ratioThreshold * explained {
+            if !nearEndActive { framesBeforeOnset = framesSinceNearEnd; crossingsSinceOnset = 0 }
+            crossingsSinceOnset += 1
+            framesSinceNearEnd = 0
+        } else {
+            framesSinceNearEnd += 1
+        }
         nearEndActive = framesSinceNearEnd <= hangoverFrames
         doubleTalk = nearEndActive && farEndActive
         return nearEndActive
+    }
+
+    /// The frame just seen held no talker (e.g. output the echo estimate predicts): no word ending is pending, so
+    /// the hangover ends at once; and if the talker was heard in a single frame just before (an onset of one frame
+    /// followed at once by echo) that frame was the echo's onset, and `framesSinceNearEnd` counts on from the
+    /// talker heard before it. Real-time safe.
+    public mutating func dismissFrame() {
+        if nearEndActive && crossingsSinceOnset == 1 && framesSinceNearEnd <= 1 {
+            framesSinceNearEnd = min(framesBeforeOnset, Int.max / 2) + 1 + framesSinceNearEnd
+        } else {
+            framesSinceNearEnd = max(framesSinceNearEnd, hangoverFrames + 1)
+        }
+        nearEndActive = false
+        doubleTalk = false
     }
 
     /// Forgets the near end (hangover included), as before any frame: after the echo path was found to have

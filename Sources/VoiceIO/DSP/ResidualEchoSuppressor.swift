@@ -30,10 +30,14 @@ import Glibc
 /// whatever the filter left. The double-talk detector cannot afford that: a talker who starts with that onset
 /// would go unheard and, unheard, teach γ further. So the detector has a γ of its own, learned from the leftover
 /// beyond twice the noise and rising only where γ·|X|² or the leftover stands out of the noise (the gentle
-/// gain of double talk takes off the residual estimated with it). The detector does not count a block as the
+/// gain of double talk takes off the residual estimated with it). The gain's ρ has the same fault at a far-end
+/// onset after a pause (learned while the estimate's tail faded into the noise, it overstated the echo at the next
+/// syllable by 10 dB and a talker 5 dB under the echo went unheard), so the detector has a ρ of its own too,
+/// learned from the leftover beyond the noise. The detector does not count a block as the
 /// near talker's when the block's output correlates with the echo estimate (a path that got louder: the output
 /// is that estimate scaled), nor output above twice the microphone's power in a bin (the filter's own pre-echo
-/// at a music onset).
+/// at a music onset); a block whose output correlates so also ends the detector's hangover
+/// (`DoubleTalkDetector.dismissFrame`), and a single block heard just before it is taken for the echo's onset.
 ///
 /// A room that rings longer than the linear filter leaves a late tail no ratio to the estimate follows (it comes
 /// from reference the filter no longer sees). Given the tail's energy past the filter's end and its decay
@@ -94,6 +98,8 @@ public final class ResidualEchoSuppressor {
     /// δ: per bin, the leftover per unit of the whole echo estimate's power (all bins): a clipping or saturating
     /// loudspeaker spreads its distortion over bins where the reference itself is faint.
     private let spreadCoupling: UnsafeMutablePointer<Float>
+    /// ρ learned from the leftover beyond the noise: the double-talk detector's.
+    private let audibleLeakage: UnsafeMutablePointer<Float>
     /// γ learned from leftovers the noise cannot explain (`noiseFluctuation`, `audibleLeftoverRatio`): the
     /// double-talk detector's.
     private let audibleCoupling: UnsafeMutablePointer<Float>
@@ -217,6 +223,7 @@ public final class ResidualEchoSuppressor {
         leakage = filled(laneBinCount, 1)
         referenceCoupling = filled(laneBinCount, 1)
         spreadCoupling = filled(laneBinCount, 0)
+        audibleLeakage = filled(laneBinCount, 1)
         audibleCoupling = filled(laneBinCount, 1)
         audibleResidualEcho = filled(laneBinCount, 0)
         residualEcho = filled(laneBinCount, 0)
@@ -239,8 +246,8 @@ public final class ResidualEchoSuppressor {
     deinit {
         for pointer in [window, outputHistory, estimateHistory, referenceHistory, frame, overlap, outputReal,
                         outputImaginary, spareReal, spareImaginary, outputPower, estimateTail, referenceTail,
-                        leakage, referenceCoupling, spreadCoupling, audibleCoupling, audibleResidualEcho, residualEcho,
-                        coherentEcho, crossReal, crossImaginary, estimatePower, smoothedOutputPower, gains,
+                        leakage, referenceCoupling, spreadCoupling, audibleLeakage, audibleCoupling, audibleResidualEcho,
+                        residualEcho, coherentEcho, crossReal, crossImaginary, estimatePower, smoothedOutputPower, gains,
                         referencePowerHistory, lateSum, noise, heldReference, previouslyHeldReference] {
             pointer.deallocate()
         }
@@ -317,7 +324,9 @@ public final class ResidualEchoSuppressor {
             let linear = lanes(leakage, k) * estimate, reference = lanes(referenceTail, k)
             let unmodelled = maximum(lanes(referenceCoupling, k) * reference, lanes(spreadCoupling, k) * spreadEstimate)
             let residual = (maximum(linear, unmodelled) + late).replacing(with: 0, where: echoMask)
-            let audible = (maximum(linear, lanes(audibleCoupling, k) * reference) + late)
+            let audibleReference = lanes(audibleCoupling, k) * reference
+            let audible = (maximum(linear, audibleReference) + late).replacing(with: 0, where: echoMask)
+            let detectable = (maximum(lanes(audibleLeakage, k) * estimate, audibleReference) + late)
                 .replacing(with: 0, where: echoMask)
             // The part of the output the estimate predicts linearly is echo the filter has not caught up with
             // (a louder or moved path): it counts at once, before the learned ratios follow.
@@ -332,7 +341,7 @@ public final class ResidualEchoSuppressor {
             store(coherent, coherentEcho, k)
             let bin = binIndex &+ Int32(k)
             let detection = (bin .>= Int32(lowestDetectionBin)) .& (bin .<= Int32(highestDetectionBin))
-            residualSums += maximum(audible, coherent).replacing(with: 0, where: .!detection)
+            residualSums += maximum(detectable, coherent).replacing(with: 0, where: .!detection)
             // The output counts at most at twice the microphone's power (|E + Y|²): more is the filter's own
             // pre-echo at a music onset, which no talker makes.
             let microphoneRe = lanes(outputReal, k) + lanes(spareReal, k)
@@ -345,9 +354,10 @@ public final class ResidualEchoSuppressor {
         var crossSum: Float = 0, estimateSum: Float = 0, outputSum: Float = 0
         for i in 0..<h { crossSum += e[i] * y[i]; estimateSum += y[i] * y[i]; outputSum += e[i] * e[i] }
         let echoLike = crossSum > Self.echoCorrelation * (estimateSum * outputSum).squareRoot()
-        let nearEnd = detector.update(outputPower: echoLike || holding ? 0 : outputSums.sum(),
-                                      residualEchoPower: residualSums.sum(),
-                                      noisePower: noiseSums.sum(), farEndActive: farEndActive)
+        detector.update(outputPower: echoLike || holding ? 0 : outputSums.sum(), residualEchoPower: residualSums.sum(),
+                        noisePower: noiseSums.sum(), farEndActive: farEndActive)
+        if echoLike { detector.dismissFrame() }
+        let nearEnd = detector.nearEndActive
 
         // Learn how much echo is left, relative to the estimate and to the reference: downward always,
         // upward at the full rate only after the near talker has been quiet for a while. While the detector
@@ -366,6 +376,11 @@ public final class ResidualEchoSuppressor {
                 let leakageRatio = learned(lanes(leakage, k), leftover: left, over: estimate, step: step,
                                            rising: rising)
                 store(lanes(leakage, k).replacing(with: leakageRatio, where: estimate .> noiseK), leakage, k)
+                // The detector's ρ: what is left beyond the noise's mean.
+                let audibleLeakageRatio = learned(lanes(audibleLeakage, k), leftover: maximum(Lanes(), left - noiseK),
+                                                  over: estimate, step: step, rising: rising)
+                store(lanes(audibleLeakage, k).replacing(with: audibleLeakageRatio, where: estimate .> noiseK),
+                      audibleLeakage, k)
                 let couplingRatio = learned(lanes(referenceCoupling, k), leftover: left, over: reference, step: step,
                                             rising: rising)
                 store(lanes(referenceCoupling, k).replacing(with: couplingRatio, where: reference .> 1e-12),
@@ -420,6 +435,7 @@ public final class ResidualEchoSuppressor {
         leakage.update(repeating: 1, count: laneBinCount)
         referenceCoupling.update(repeating: 1, count: laneBinCount)
         spreadCoupling.update(repeating: 0, count: laneBinCount)
+        audibleLeakage.update(repeating: 1, count: laneBinCount)
         audibleCoupling.update(repeating: 1, count: laneBinCount)
     }
 
