@@ -11,33 +11,22 @@ import Glibc
 /// the reference, and the larger one is used: R = max(ρ·|Y|², γ·|X|²), each with a reverberant decay. In far-end
 /// single talk for sure (the near end quiet for half a second) a third joins them, δ·Σⱼ|Yⱼ|²: the distortion of
 /// a clipping loudspeaker spreads over bins where the reference is faint, in proportion to the whole echo.
-/// ρ (how much of the estimate is left over), γ (how much of the reference comes back unmodelled, e.g.
-/// harmonics) and δ (from 0) are learned while the far end plays: downward always, upward at the same rate but
-/// only after half a second without any sign of the near talker. Learned symmetrically they track the mean
-/// leftover rather than a low quantile of it (an asymmetric tracker underestimates the echo and lets its peaks
-/// through); the quiet hold keeps a near talker the detector misses for a block or two (between words) from
-/// teaching them.
-/// Otherwise they only creep up (capped steps), so a detector fooled by underestimated echo cannot lock them.
-/// Learned ratios lag a path that just got louder or moved; a third estimate does not: the part of the output
+/// ρ, γ and δ are learned while the far end plays, upward at the full rate only after half a second without any
+/// sign of the near talker (`ResidualEchoCoupling`, which also keeps the double-talk detector's own ρ and γ: the
+/// gain's, learned over the noise's fluctuation in far-end pauses, overstate the echo at the next onset by 10-40 dB,
+/// and a talker who starts with it would go unheard; the gentle gain of double talk takes off the residual
+/// estimated with the detector's γ).
+/// Learned ratios lag a path that just got louder or moved; a fourth estimate does not: the part of the output
 /// that the echo estimate predicts linearly, |⟨E·Y*⟩|²/⟨|Y|²⟩ over about 0.1 s, counted where the output's
 /// coherence with the estimate is above 0.3 (a near talker's chance coherence stays below). It feeds the
 /// double-talk detector always and the gain in far-end single talk, so a louder echo is neither taken for the
-/// near talker nor let through while the filter catches up. They start pessimistic (ρ = γ = 1) so the time
-/// before the linear filter converges is suppressed.
+/// near talker nor let through while the filter catches up.
 ///
-/// The gain's γ stays pessimistic: in a pause its leftover is the noise's fluctuation over a fading reference,
-/// a ratio that teaches γ 20-40 dB above the room's coupling, and the far end's next onset is then suppressed
-/// whatever the filter left. The double-talk detector cannot afford that: a talker who starts with that onset
-/// would go unheard and, unheard, teach γ further. So the detector has a γ of its own, learned from the leftover
-/// beyond twice the noise and rising only where γ·|X|² or the leftover stands out of the noise (the gentle
-/// gain of double talk takes off the residual estimated with it). The gain's ρ has the same fault at a far-end
-/// onset after a pause (learned while the estimate's tail faded into the noise, it overstated the echo at the next
-/// syllable by 10 dB and a talker 5 dB under the echo went unheard), so the detector has a ρ of its own too,
-/// learned from the leftover beyond the noise. The detector does not count a block as the
-/// near talker's when the block's output correlates with the echo estimate (a path that got louder: the output
-/// is that estimate scaled), nor output above twice the microphone's power in a bin (the filter's own pre-echo
-/// at a music onset); a block whose output correlates so also ends the detector's hangover
-/// (`DoubleTalkDetector.dismissFrame`), and a single block heard just before it is taken for the echo's onset.
+/// The detector does not count a block as the near talker's when the block's output correlates with the echo
+/// estimate (a path that got louder: the output is that estimate scaled), nor output above twice the microphone's
+/// power in a bin (the filter's own pre-echo at a music onset); a block whose output correlates so also ends the
+/// detector's hangover (`DoubleTalkDetector.dismissFrame`), and a single block heard just before it is taken for
+/// the echo's onset.
 ///
 /// A room that rings longer than the linear filter leaves a late tail no ratio to the estimate follows (it comes
 /// from reference the filter no longer sees). Given the tail's energy past the filter's end and its decay
@@ -93,16 +82,8 @@ public final class ResidualEchoSuppressor {
     private let outputPower: UnsafeMutablePointer<Float>
     private let estimateTail: UnsafeMutablePointer<Float>
     private let referenceTail: UnsafeMutablePointer<Float>
-    private let leakage: UnsafeMutablePointer<Float>
-    private let referenceCoupling: UnsafeMutablePointer<Float>
-    /// δ: per bin, the leftover per unit of the whole echo estimate's power (all bins): a clipping or saturating
-    /// loudspeaker spreads its distortion over bins where the reference itself is faint.
-    private let spreadCoupling: UnsafeMutablePointer<Float>
-    /// ρ learned from the leftover beyond the noise: the double-talk detector's.
-    private let audibleLeakage: UnsafeMutablePointer<Float>
-    /// γ learned from leftovers the noise cannot explain (`noiseFluctuation`, `audibleLeftoverRatio`): the
-    /// double-talk detector's.
-    private let audibleCoupling: UnsafeMutablePointer<Float>
+    /// ρ, γ and δ, the gain's and the detector's.
+    private let coupling: ResidualEchoCoupling
     /// The residual echo estimate with the detector's γ: what the gain takes off while the near end talks.
     private let audibleResidualEcho: UnsafeMutablePointer<Float>
     private let residualEcho: UnsafeMutablePointer<Float>
@@ -119,12 +100,8 @@ public final class ResidualEchoSuppressor {
     /// Reference power spectra of the last `lateDelayBlocks` blocks (a ring), and the late tail's recursive sum.
     private let referencePowerHistory: UnsafeMutablePointer<Float>
     private let lateSum: UnsafeMutablePointer<Float>
-    /// The reference's power per bin held over the current bucket of `unalignedHoldBlocks` and the one before it
-    /// (kept while the reference is not aligned).
-    private let heldReference: UnsafeMutablePointer<Float>
-    private let previouslyHeldReference: UnsafeMutablePointer<Float>
-    private let unalignedHoldBlocks: Int
-    private var heldBlocks = 0
+    /// The reference's power held while it is not aligned.
+    private let hold: UnalignedReferenceHold
     private var blocksSinceFarEnd = Int.max / 2
     private let lateDelayBlocks: Int
     private var lateHistoryIndex = 0
@@ -141,9 +118,6 @@ public final class ResidualEchoSuppressor {
     private static var doubleTalkOverestimate: Float { 1 }
     private static var singleTalkFloor: Float { 0.01 }
     private static var doubleTalkFloor: Float { 0.25 }
-    private static var learningDown: Float { 0.05 }
-    private static var learningUp: Float { 0.05 }
-    private static var learningCreep: Float { 0.005 }
     /// Blocks without any sign of the near talker before the ratios may rise: a pause between words is not
     /// enough, so a near talker the detector misses for a moment cannot teach them.
     private static var learningQuietFrames: Int { 50 }
@@ -167,12 +141,6 @@ public final class ResidualEchoSuppressor {
     private static var coherenceSeconds: Double { 0.1 }
     /// Magnitude-squared coherence of the output with the estimate below which the output counts as unexplained.
     private static var minimumCoherence: Float { 0.3 }
-    /// Leftover over noise above which a block teaches the detector's γ upward even where γ·|X|² is below the
-    /// noise: a leftover of noise alone reaches 9 dB above its mean in one bin and block in 10⁴.
-    private static var audibleLeftoverRatio: Float { 8 }
-    /// Noise power, in units of its mean, that the detector's γ does not take for a leftover: a bin's noise alone
-    /// exceeds its mean by twice that in 5 % of blocks, not by 0 dB in 37 % (the noise taught it coupling).
-    private static var noiseFluctuation: Float { 2 }
     /// Correlation of the block's output with the echo estimate (time domain, over the block) above which the
     /// output is echo the filter underestimates (a louder path), not a talker. At 0.5 the clipping scene's
     /// talker, over echo 5 dB louder, lost 0.8 dB more.
@@ -220,11 +188,7 @@ public final class ResidualEchoSuppressor {
         outputPower = filled(laneBinCount, 0)
         estimateTail = filled(laneBinCount, 0)
         referenceTail = filled(laneBinCount, 0)
-        leakage = filled(laneBinCount, 1)
-        referenceCoupling = filled(laneBinCount, 1)
-        spreadCoupling = filled(laneBinCount, 0)
-        audibleLeakage = filled(laneBinCount, 1)
-        audibleCoupling = filled(laneBinCount, 1)
+        coupling = ResidualEchoCoupling(laneBinCount: laneBinCount)
         audibleResidualEcho = filled(laneBinCount, 0)
         residualEcho = filled(laneBinCount, 0)
         coherentEcho = filled(laneBinCount, 0)
@@ -238,17 +202,15 @@ public final class ResidualEchoSuppressor {
         referencePowerHistory = filled(self.lateDelayBlocks * laneBinCount, 0)
         noise = filled(laneBinCount, 0)
         lateSum = filled(laneBinCount, 0)
-        heldReference = filled(laneBinCount, 0)
-        previouslyHeldReference = filled(laneBinCount, 0)
-        unalignedHoldBlocks = max(1, Int(Self.unalignedHoldSeconds * Double(sampleRate)) / blockFrameCount)
+        hold = UnalignedReferenceHold(laneBinCount: laneBinCount,
+                                      bucketBlocks: Int(Self.unalignedHoldSeconds * Double(sampleRate)) / blockFrameCount)
     }
 
     deinit {
         for pointer in [window, outputHistory, estimateHistory, referenceHistory, frame, overlap, outputReal,
                         outputImaginary, spareReal, spareImaginary, outputPower, estimateTail, referenceTail,
-                        leakage, referenceCoupling, spreadCoupling, audibleLeakage, audibleCoupling, audibleResidualEcho,
-                        residualEcho, coherentEcho, crossReal, crossImaginary, estimatePower, smoothedOutputPower, gains,
-                        referencePowerHistory, lateSum, noise, heldReference, previouslyHeldReference] {
+                        audibleResidualEcho, residualEcho, coherentEcho, crossReal, crossImaginary, estimatePower,
+                        smoothedOutputPower, gains, referencePowerHistory, lateSum, noise] {
             pointer.deallocate()
         }
     }
@@ -266,14 +228,14 @@ public final class ResidualEchoSuppressor {
         let farEndActive = referenceMeanSquare / Float(h) > Self.farEndMeanSquare
         blocksSinceFarEnd = farEndActive ? 0 : min(blocksSinceFarEnd + 1, Int.max / 2)
         // Unaligned, and the far end played within the hold: its sound is taken for echo.
-        let holding = !isReferenceAligned && blocksSinceFarEnd < 2 * unalignedHoldBlocks
+        let holding = !isReferenceAligned && blocksSinceFarEnd < 2 * hold.bucketBlocks
 
         // Reference and echo estimate: power spectra with a reverberant tail. Every per-bin loop runs on four
         // bins at a time (`laneBinCount`), with the scalar code's operations in the same order.
         analyse(x, history: referenceHistory, real: spareReal, imaginary: spareImaginary)
         let delayed = referencePowerHistory + lateHistoryIndex * laneBinCount
         lateHistoryIndex = (lateHistoryIndex + 1) % lateDelayBlocks
-        let decay = Lanes(repeating: tailDecay), lateDecayLanes = Lanes(repeating: lateDecay)
+        let decay = BinLanes(repeating: tailDecay), lateDecayLanes = BinLanes(repeating: lateDecay)
         for k in stride(from: 0, to: laneBinCount, by: 4) {
             let re = lanes(spareReal, k), im = lanes(spareImaginary, k)
             let p = re * re + im * im
@@ -282,20 +244,20 @@ public final class ResidualEchoSuppressor {
             store(p, delayed, k)
         }
         // The ring's newest slot now holds this block's reference power.
-        if !isReferenceAligned { holdReference(power: delayed) }
+        if !isReferenceAligned { hold.add(power: delayed) }
         analyse(y, history: estimateHistory, real: spareReal, imaginary: spareImaginary)
-        var estimateSums = Lanes()
+        var estimateSums = BinLanes()
         for k in stride(from: 0, to: laneBinCount, by: 4) {
             let re = lanes(spareReal, k), im = lanes(spareImaginary, k)
             let tail = maximum(re * re + im * im, decay * lanes(estimateTail, k))
             store(tail, estimateTail, k)
             estimateSums += tail
         }
-        let totalEstimate = Lanes(repeating: estimateSums.sum())
+        let totalEstimate = estimateSums.sum()
         // Far-end single talk for sure: the spread of a loudspeaker's distortion is taken off only then.
-        let spreadEstimate = isNearEndQuiet ? totalEstimate : Lanes()
+        let spreadEstimate = BinLanes(repeating: isNearEndQuiet ? totalEstimate : 0)
         analyse(e, history: outputHistory, real: outputReal, imaginary: outputImaginary)
-        let keep = Lanes(repeating: coherenceSmoothing), add = Lanes(repeating: 1 - coherenceSmoothing)
+        let keep = BinLanes(repeating: coherenceSmoothing), add = BinLanes(repeating: 1 - coherenceSmoothing)
         for k in stride(from: 0, to: laneBinCount, by: 4) {
             let er = lanes(outputReal, k), ei = lanes(outputImaginary, k)
             let yr = lanes(spareReal, k), yi = lanes(spareImaginary, k)
@@ -312,21 +274,22 @@ public final class ResidualEchoSuppressor {
         noise.update(from: comfortNoise.noisePower, count: binCount)
 
         // Residual echo estimate and the double-talk decision.
-        var residualSums = Lanes(), outputSums = Lanes(), noiseSums = Lanes()
-        let lateEnergyLanes = Lanes(repeating: lateEnergy)
-        let farEnd = SIMDMask<SIMD4<Int32>>(repeating: farEndActive)
+        var residualSums = BinLanes(), outputSums = BinLanes(), noiseSums = BinLanes()
+        let lateEnergyLanes = BinLanes(repeating: lateEnergy)
+        let farEnd = BinMask(repeating: farEndActive)
         let binIndex = SIMD4<Int32>(0, 1, 2, 3)
         for k in stride(from: 0, to: laneBinCount, by: 4) {
             let noiseK = lanes(noise, k), estimate = lanes(estimateTail, k)
             let echoActive = farEnd .| (estimate .> noiseK)
             let late = lateEnergyLanes * lanes(lateSum, k)
             let echoMask = .!(echoActive .| (late .> noiseK))
-            let linear = lanes(leakage, k) * estimate, reference = lanes(referenceTail, k)
-            let unmodelled = maximum(lanes(referenceCoupling, k) * reference, lanes(spreadCoupling, k) * spreadEstimate)
+            let linear = lanes(coupling.leakage, k) * estimate, reference = lanes(referenceTail, k)
+            let unmodelled = maximum(lanes(coupling.referenceCoupling, k) * reference,
+                                     lanes(coupling.spreadCoupling, k) * spreadEstimate)
             let residual = (maximum(linear, unmodelled) + late).replacing(with: 0, where: echoMask)
-            let audibleReference = lanes(audibleCoupling, k) * reference
+            let audibleReference = lanes(coupling.audibleCoupling, k) * reference
             let audible = (maximum(linear, audibleReference) + late).replacing(with: 0, where: echoMask)
-            let detectable = (maximum(lanes(audibleLeakage, k) * estimate, audibleReference) + late)
+            let detectable = (maximum(lanes(coupling.audibleLeakage, k) * estimate, audibleReference) + late)
                 .replacing(with: 0, where: echoMask)
             // The part of the output the estimate predicts linearly is echo the filter has not caught up with
             // (a louder or moved path): it counts at once, before the learned ratios follow.
@@ -335,7 +298,7 @@ public final class ResidualEchoSuppressor {
             let explained = (crossRe * crossRe + crossIm * crossIm) / (lanes(estimatePower, k) + 1e-20)
             let coherent = explained.replacing(
                 with: 0, where: .!(echoActive .& (explained .> Self.minimumCoherence * lanes(smoothedOutputPower, k))))
-            let held = Self.unalignedCoupling * maximum(lanes(heldReference, k), lanes(previouslyHeldReference, k))
+            let held = Self.unalignedCoupling * hold.held(k)
             store(holding ? maximum(residual, held) : residual, residualEcho, k)
             store(audible, audibleResidualEcho, k)
             store(coherent, coherentEcho, k)
@@ -364,44 +327,17 @@ public final class ResidualEchoSuppressor {
         // says near end, they may still creep up, a step capped at twice the current ratio: a detector fooled
         // by echo the ratios underestimate (a long reverberant tail) would otherwise never let them catch up.
         if farEndActive {
-            let quiet = isNearEndQuiet
-            let step = LearningStep(up: Lanes(repeating: quiet ? Self.learningUp : Self.learningCreep),
-                                    down: Lanes(repeating: Self.learningDown), isQuiet: quiet)
             // Unaligned, a leftover may be the near talker the detector is not asked about: downward only.
-            let rising = SIMDMask<SIMD4<Int32>>(repeating: !holding)
-            let spreadRising = rising .& SIMDMask<SIMD4<Int32>>(repeating: quiet)
-            for k in stride(from: 0, to: laneBinCount, by: 4) {
-                let noiseK = lanes(noise, k), estimate = lanes(estimateTail, k), reference = lanes(referenceTail, k)
-                let left = maximum(Lanes(), lanes(outputPower, k) - noiseK - lateEnergyLanes * lanes(lateSum, k))
-                let leakageRatio = learned(lanes(leakage, k), leftover: left, over: estimate, step: step,
-                                           rising: rising)
-                store(lanes(leakage, k).replacing(with: leakageRatio, where: estimate .> noiseK), leakage, k)
-                // The detector's ρ: what is left beyond the noise's mean.
-                let audibleLeakageRatio = learned(lanes(audibleLeakage, k), leftover: maximum(Lanes(), left - noiseK),
-                                                  over: estimate, step: step, rising: rising)
-                store(lanes(audibleLeakage, k).replacing(with: audibleLeakageRatio, where: estimate .> noiseK),
-                      audibleLeakage, k)
-                let couplingRatio = learned(lanes(referenceCoupling, k), leftover: left, over: reference, step: step,
-                                            rising: rising)
-                store(lanes(referenceCoupling, k).replacing(with: couplingRatio, where: reference .> 1e-12),
-                      referenceCoupling, k)
-                store(learned(lanes(spreadCoupling, k), leftover: left, over: totalEstimate, step: step,
-                              rising: spreadRising), spreadCoupling, k)
-                // The detector's γ: what is left beyond the noise's usual fluctuation, rising only where the echo it
-                // predicts or the leftover stands out of the noise.
-                let audible = lanes(audibleCoupling, k)
-                let standsOut = (audible * reference .> noiseK) .| (left .> Self.audibleLeftoverRatio * noiseK)
-                let audibleRatio = learned(audible, leftover: maximum(Lanes(), left - Self.noiseFluctuation * noiseK),
-                                           over: reference, step: step, rising: rising .& standsOut)
-                store(audible.replacing(with: audibleRatio, where: reference .> 1e-12), audibleCoupling, k)
-            }
+            coupling.learn(outputPower: outputPower, noise: noise, lateEnergy: lateEnergy, lateSum: lateSum,
+                           estimate: estimateTail, reference: referenceTail, totalEstimate: totalEstimate,
+                           isQuiet: isNearEndQuiet, mayRise: !holding)
         }
 
         let overestimate = nearEnd ? Self.doubleTalkOverestimate
             : isNearEndQuiet ? Self.quietOverestimate : Self.singleTalkOverestimate
-        let floor = Lanes(repeating: nearEnd ? Self.doubleTalkFloor : Self.singleTalkFloor)
-        let one = Lanes(repeating: 1)
-        var keptSums = Lanes(), inputSums = Lanes()
+        let floor = BinLanes(repeating: nearEnd ? Self.doubleTalkFloor : Self.singleTalkFloor)
+        let one = BinLanes(repeating: 1)
+        var keptSums = BinLanes(), inputSums = BinLanes()
         for k in stride(from: 0, to: laneBinCount, by: 4) {
             // While the near end talks the coherent part is left out: a talker's chance coherence with the
             // estimate over a short average would cost it a dB.
@@ -431,13 +367,7 @@ public final class ResidualEchoSuppressor {
 
     /// Forgets how much echo the linear filter leaves (back to the pessimistic start), e.g. after the filter was
     /// reset; the noise floor and the signal histories stay. Real-time safe.
-    public func forgetEchoCoupling() {
-        leakage.update(repeating: 1, count: laneBinCount)
-        referenceCoupling.update(repeating: 1, count: laneBinCount)
-        spreadCoupling.update(repeating: 0, count: laneBinCount)
-        audibleLeakage.update(repeating: 1, count: laneBinCount)
-        audibleCoupling.update(repeating: 1, count: laneBinCount)
-    }
+    public func forgetEchoCoupling() { coupling.forget() }
 
     /// Forgets the near-end decision (its hangover included): what it heard was echo, e.g. a path that had just
     /// moved. Real-time safe.
@@ -448,18 +378,6 @@ public final class ResidualEchoSuppressor {
     public func setLateTail(energyPastEnd: Float, decayPerBlock: Float) {
         lateEnergy = energyPastEnd.isFinite ? max(0, energyPastEnd) : 0
         lateDecay = decayPerBlock.isFinite ? min(max(decayPerBlock, 0), 0.999) : 0
-    }
-
-    /// Adds this block's reference power spectrum to the held maximum; a full bucket becomes the previous one.
-    private func holdReference(power: UnsafeMutablePointer<Float>) {
-        for k in stride(from: 0, to: laneBinCount, by: 4) {
-            store(maximum(lanes(heldReference, k), lanes(power, k)), heldReference, k)
-        }
-        heldBlocks += 1
-        guard heldBlocks >= unalignedHoldBlocks else { return }
-        heldBlocks = 0
-        previouslyHeldReference.update(from: heldReference, count: laneBinCount)
-        heldReference.update(repeating: 0, count: laneBinCount)
     }
 
     /// Shifts `block` into the two-block `history` and transforms the windowed history.
@@ -473,33 +391,4 @@ public final class ResidualEchoSuppressor {
         fft.forward(frame, real: real, imaginary: imaginary)
     }
 
-    private typealias Lanes = SIMD4<Float>
-
-    /// The rates a block learns the ratios at, and whether the near end has been quiet long enough for the full
-    /// upward rate (otherwise upward steps are capped at twice the ratio).
-    private struct LearningStep {
-        var up: Lanes, down: Lanes, isQuiet: Bool
-    }
-
-    /// One block's step of a ratio towards leftover / power (at most 4): downward always, upward where `rising`.
-    @inline(__always) private func learned(_ ratio: Lanes, leftover: Lanes, over power: Lanes, step: LearningStep,
-                                           rising: SIMDMask<SIMD4<Int32>>) -> Lanes {
-        let four = Lanes(repeating: 4)
-        let target = minimum(minimum(four, leftover / power), step.isQuiet ? four : 2 * ratio)
-        return ratio + (target - ratio) * step.up.replacing(with: Lanes(), where: .!rising)
-            .replacing(with: step.down, where: target .< ratio)
-    }
-
-    /// Bins k … k + 3, read and written unaligned.
-    @inline(__always) private func lanes(_ bins: UnsafeMutablePointer<Float>, _ k: Int) -> Lanes {
-        UnsafeRawPointer(bins + k).loadUnaligned(as: Lanes.self)
-    }
-
-    @inline(__always) private func store(_ value: Lanes, _ bins: UnsafeMutablePointer<Float>, _ k: Int) {
-        UnsafeMutableRawPointer(bins + k).storeBytes(of: value, as: Lanes.self)
-    }
-
-    /// Lane by lane what `Swift.max(x, y)` and `Swift.min(x, y)` give (y ≥ x ? y : x, y < x ? y : x).
-    @inline(__always) private func maximum(_ x: Lanes, _ y: Lanes) -> Lanes { x.replacing(with: y, where: y .>= x) }
-    @inline(__always) private func minimum(_ x: Lanes, _ y: Lanes) -> Lanes { x.replacing(with: y, where: y .< x) }
 }

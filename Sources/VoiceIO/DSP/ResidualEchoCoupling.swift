@@ -1,0 +1,133 @@
+/// How much echo a linear echo canceller leaves, per frequency bin, as ratios the `ResidualEchoSuppressor` learns
+/// while the far end plays and multiplies into its residual echo estimates:
+///
+/// - ρ (`leakage`): leftover per unit of the canceller's echo estimate |Y|²;
+/// - γ (`referenceCoupling`): leftover per unit of the reference |X|² (what comes back unmodelled, e.g. harmonics);
+/// - δ (`spreadCoupling`, from 0): leftover per unit of the whole estimate's power Σⱼ|Yⱼ|² (a clipping loudspeaker
+///   spreads its distortion over bins where the reference is faint);
+/// - the double-talk detector's own ρ and γ (`audibleLeakage`, `audibleCoupling`).
+///
+/// They learn downward always and upward at the same rate, but upward at the full rate only after the near talker
+/// has been quiet for a while (`LearningStep.isQuiet`); otherwise they only creep up, a step capped at twice the
+/// ratio, so a detector fooled by underestimated echo cannot lock them. Learned symmetrically they track the mean
+/// leftover rather than a low quantile of it (an asymmetric tracker underestimates the echo and lets its peaks
+/// through). They start pessimistic (1, δ at 0) so the time before the linear filter converges is suppressed.
+///
+/// The gain's ratios take the leftover with the noise's mean taken off; in a far-end pause that leftover is the
+/// noise's fluctuation over a fading estimate or reference, which teaches them 10-40 dB above the room's coupling.
+/// The gain keeps that pessimism (it keeps music onsets and a louder path suppressed), but a double-talk detector
+/// reading it would not hear a talker who starts with the far end's next phrase, and, unheard, the talker would teach
+/// the ratios further. So the detector's ρ learns from the leftover beyond the noise's mean, and its γ from the
+/// leftover beyond twice the noise, rising only where γ·|X|² or the leftover stands out of the noise.
+///
+/// `init` allocates; `learn` and `forget` are real-time safe.
+final class ResidualEchoCoupling {
+    /// Bins per ratio array, whole `BinLanes`.
+    let laneBinCount: Int
+    /// ρ per bin.
+    let leakage: UnsafeMutablePointer<Float>
+    /// γ per bin.
+    let referenceCoupling: UnsafeMutablePointer<Float>
+    /// δ per bin.
+    let spreadCoupling: UnsafeMutablePointer<Float>
+    /// The double-talk detector's ρ per bin.
+    let audibleLeakage: UnsafeMutablePointer<Float>
+    /// The double-talk detector's γ per bin.
+    let audibleCoupling: UnsafeMutablePointer<Float>
+
+    private static var learningDown: Float { 0.05 }
+    private static var learningUp: Float { 0.05 }
+    private static var learningCreep: Float { 0.005 }
+    /// Leftover over noise above which a block teaches the detector's γ upward even where γ·|X|² is below the
+    /// noise: a leftover of noise alone reaches 9 dB above its mean in one bin and block in 10⁴.
+    private static var audibleLeftoverRatio: Float { 8 }
+    /// Noise power, in units of its mean, that the detector's γ does not take for a leftover: a bin's noise alone
+    /// exceeds its mean by twice that in 5 % of blocks, not by 0 dB in 37 % (the noise taught it coupling).
+    private static var noiseFluctuation: Float { 2 }
+
+    /// Not real-time safe.
+    init(laneBinCount: Int) {
+        self.laneBinCount = laneBinCount
+        func filled(_ value: Float) -> UnsafeMutablePointer<Float> {
+            let pointer = UnsafeMutablePointer<Float>.allocate(capacity: laneBinCount)
+            pointer.initialize(repeating: value, count: laneBinCount)
+            return pointer
+        }
+        leakage = filled(1)
+        referenceCoupling = filled(1)
+        spreadCoupling = filled(0)
+        audibleLeakage = filled(1)
+        audibleCoupling = filled(1)
+    }
+
+    deinit {
+        for pointer in [leakage, referenceCoupling, spreadCoupling, audibleLeakage, audibleCoupling] {
+            pointer.deallocate()
+        }
+    }
+
+    /// Back to the pessimistic start, e.g. after the linear filter was reset. Real-time safe.
+    func forget() {
+        leakage.update(repeating: 1, count: laneBinCount)
+        referenceCoupling.update(repeating: 1, count: laneBinCount)
+        spreadCoupling.update(repeating: 0, count: laneBinCount)
+        audibleLeakage.update(repeating: 1, count: laneBinCount)
+        audibleCoupling.update(repeating: 1, count: laneBinCount)
+    }
+
+    /// One far-end block's learning from the canceller's output power, per bin, less the `noise` and the late
+    /// tail (`lateEnergy` · `lateSum`); `estimate` is |Y|² and `reference` |X|² (each with its reverberant tail),
+    /// `totalEstimate` Σⱼ|Yⱼ|². `isQuiet`: the near talker has been quiet long enough for the full upward rate.
+    /// `mayRise`: false while a leftover may be a talker the detector is not asked about (the ratios then learn
+    /// downward only). Real-time safe.
+    func learn(outputPower: UnsafeMutablePointer<Float>, noise: UnsafeMutablePointer<Float>,
+               lateEnergy: Float, lateSum: UnsafeMutablePointer<Float>, estimate: UnsafeMutablePointer<Float>,
+               reference: UnsafeMutablePointer<Float>, totalEstimate: Float, isQuiet: Bool, mayRise: Bool) {
+        let step = LearningStep(up: BinLanes(repeating: isQuiet ? Self.learningUp : Self.learningCreep),
+                                down: BinLanes(repeating: Self.learningDown), isQuiet: isQuiet)
+        let rising = BinMask(repeating: mayRise)
+        // δ is learned in far-end single talk for sure only.
+        let spreadRising = rising .& BinMask(repeating: isQuiet)
+        let total = BinLanes(repeating: totalEstimate), late = BinLanes(repeating: lateEnergy)
+        for k in stride(from: 0, to: laneBinCount, by: 4) {
+            let noiseK = lanes(noise, k), estimateK = lanes(estimate, k), referenceK = lanes(reference, k)
+            let left = maximum(BinLanes(), lanes(outputPower, k) - noiseK - late * lanes(lateSum, k))
+            let heardEstimate = estimateK .> noiseK, heardReference = referenceK .> 1e-12
+            let leakageRatio = learned(lanes(leakage, k), leftover: left, over: estimateK, step: step, rising: rising)
+            store(lanes(leakage, k).replacing(with: leakageRatio, where: heardEstimate), leakage, k)
+            // The detector's ρ: what is left beyond the noise's mean.
+            let audibleLeakageRatio = learned(lanes(audibleLeakage, k), leftover: maximum(BinLanes(), left - noiseK),
+                                              over: estimateK, step: step, rising: rising)
+            store(lanes(audibleLeakage, k).replacing(with: audibleLeakageRatio, where: heardEstimate),
+                  audibleLeakage, k)
+            let couplingRatio = learned(lanes(referenceCoupling, k), leftover: left, over: referenceK, step: step,
+                                        rising: rising)
+            store(lanes(referenceCoupling, k).replacing(with: couplingRatio, where: heardReference),
+                  referenceCoupling, k)
+            store(learned(lanes(spreadCoupling, k), leftover: left, over: total, step: step, rising: spreadRising),
+                  spreadCoupling, k)
+            // The detector's γ: what is left beyond the noise's usual fluctuation, rising only where the echo it
+            // predicts or the leftover stands out of the noise.
+            let audible = lanes(audibleCoupling, k)
+            let standsOut = (audible * referenceK .> noiseK) .| (left .> Self.audibleLeftoverRatio * noiseK)
+            let audibleRatio = learned(audible, leftover: maximum(BinLanes(), left - Self.noiseFluctuation * noiseK),
+                                       over: referenceK, step: step, rising: rising .& standsOut)
+            store(audible.replacing(with: audibleRatio, where: heardReference), audibleCoupling, k)
+        }
+    }
+
+    /// The rates a block learns at, and whether the near end has been quiet long enough for the full upward rate
+    /// (otherwise upward steps are capped at twice the ratio).
+    private struct LearningStep {
+        var up: BinLanes, down: BinLanes, isQuiet: Bool
+    }
+
+    /// One block's step of a ratio towards leftover / power (at most 4): downward always, upward where `rising`.
+    @inline(__always) private func learned(_ ratio: BinLanes, leftover: BinLanes, over power: BinLanes,
+                                           step: LearningStep, rising: BinMask) -> BinLanes {
+        let four = BinLanes(repeating: 4)
+        let target = minimum(minimum(four, leftover / power), step.isQuiet ? four : 2 * ratio)
+        return ratio + (target - ratio) * step.up.replacing(with: BinLanes(), where: .!rising)
+            .replacing(with: step.down, where: target .< ratio)
+    }
+}
