@@ -59,12 +59,6 @@ public final class EchoPipeline: VoiceProcessor {
     /// Blocks after the far end falls silent that still count as echo for gain control: the echo tail the
     /// filter covers.
     private let echoTailBlockCount: Int
-    /// Blocks without any sign of the near talker (the suppressor's detector) before the far end counts as
-    /// playing alone for the linear filter's learning rate (`EchoCanceller.isFarEndAlone`): half a second, as the
-    /// suppressor waits before its ratios learn upward. With the hangover's 80 ms instead, the hall scene's near
-    /// talker lost 0.5 dB in double talk.
-    private let farEndAloneBlockCount: Int
-    private static var farEndAloneSeconds: Double { 0.5 }
 
     /// The linear filter's own echo return loss enhancement (microphone over filter output), counted on the
     /// blocks in which the far end played: an observer differences its spans over any stretch it likes.
@@ -127,7 +121,6 @@ public final class EchoPipeline: VoiceProcessor {
         let leadFrames = EchoAligner.defaultLeadMilliseconds * Double(sampleRate) / 1000
         alignmentLeadBlocks = Int((leadFrames / Double(blockFrameCount)).rounded(.up))
         misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks)
-        farEndAloneBlockCount = Int(Self.farEndAloneSeconds * Double(sampleRate)) / blockFrameCount
         echoTailBlockCount = Int((settings.filterLengthMilliseconds * Double(sampleRate) / 1000 / Double(blockFrameCount)).rounded(.up))
         microphone = .allocate(capacity: blockFrameCount)
         reference = .allocate(capacity: blockFrameCount)
@@ -185,7 +178,10 @@ public final class EchoPipeline: VoiceProcessor {
             referencePower += echo[index] * echo[index]
         }
         let farEndActive = referencePower > ResidualEchoSuppressor.farEndMeanSquare * Float(blockFrameCount)
-        canceller.isFarEndAlone = suppressor.detector.framesSinceNearEnd > farEndAloneBlockCount
+        // The far end plays alone for the linear filter's learning rate once the suppressor's near talker has been
+        // quiet as long as its ratios wait before learning upward (with the detector's 80 ms hangover instead, the
+        // hall scene's near talker lost 0.5 dB in double talk).
+        canceller.isFarEndAlone = suppressor.isNearEndQuiet
         var errorPower = cancel(input, microphone: microphoneBase, reference: referenceBase, output: cancelledBase)
         switch misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),
                                      microphonePower: microphonePower, farEndActive: farEndActive) {

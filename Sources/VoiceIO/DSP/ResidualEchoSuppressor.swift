@@ -53,6 +53,9 @@ public final class ResidualEchoSuppressor {
     public private(set) var suppressionDecibels: Float = 0
     /// The double-talk decision of the last block.
     public private(set) var detector = DoubleTalkDetector()
+    /// Whether the near talker has been quiet for half a second (`quietSeconds`): far-end single talk for sure (read
+    /// before a block's detection, it speaks of the blocks before). Real-time safe.
+    var isNearEndQuiet: Bool { detector.framesSinceNearEnd > quietBlocks }
     /// Whether the reference is aligned with the echo (its delay known). While it is not, far-end sound of the last
     /// half second or more (`unalignedHoldSeconds`) counts as echo in every bin it reached, up to
     /// `unalignedCoupling` times its power, and no near end is detected until the far end has been silent for
@@ -112,18 +115,17 @@ public final class ResidualEchoSuppressor {
     private let highestDetectionBin: Int
 
     private static var singleTalkOverestimate: Float { 4 }
-    /// Used once the near talker has been quiet for `learningQuietFrames`: far-end single talk for sure, where a
+    /// Used once the near talker has been quiet for `quietSeconds`: far-end single talk for sure, where a
     /// missed word cannot be hurt, so peaks of the residual (clipping harmonics, a filter slipping) are taken firmly.
     private static var quietOverestimate: Float { 8 }
     private static var doubleTalkOverestimate: Float { 1 }
     private static var singleTalkFloor: Float { 0.01 }
     private static var doubleTalkFloor: Float { 0.25 }
-    /// Blocks without any sign of the near talker before the ratios may rise: a pause between words is not
+    /// Time without any sign of the near talker before the ratios may rise: a pause between words is not
     /// enough, so a near talker the detector misses for a moment cannot teach them.
-    private static var learningQuietFrames: Int { 50 }
-    /// Whether the near talker has been quiet for `learningQuietFrames`: far-end single talk for sure (read before
-    /// this block's detection, it speaks of the blocks before).
-    private var isNearEndQuiet: Bool { detector.framesSinceNearEnd > Self.learningQuietFrames }
+    private static var quietSeconds: Double { 0.5 }
+    /// `quietSeconds` in blocks.
+    private let quietBlocks: Int
     private static var gainRecovery: Float { 0.5 }
     /// Reference mean square above which the far end counts as playing.
     static var farEndMeanSquare: Float { 1e-8 }
@@ -163,6 +165,7 @@ public final class ResidualEchoSuppressor {
         comfortNoise = ComfortNoise(binCount: binCount,
                                     windowFrames: Int(Self.noiseWindowSeconds * Double(sampleRate)) / blockFrameCount,
                                     synthesisPowerScale: Float(size) / Float(blockFrameCount))
+        quietBlocks = Int(Self.quietSeconds * Double(sampleRate)) / blockFrameCount
         tailDecay = Float(exp(-6.9 * Double(blockFrameCount) / (Self.reverberationSeconds * Double(sampleRate))))
         let binHertz = Double(sampleRate) / Double(size)
         lowestDetectionBin = max(1, Int(200 / binHertz))
