@@ -60,7 +60,7 @@ struct LiveReplayTests {
     }
 
     /// Held music, the issue's music case: live and offline through the same chain, from 10 s to 19.5 s, at least
-    /// 30 dB lower (issue 12). Here live (and its replay) reads 40.2 dB and offline as recorded 33.4 dB; on
+    /// 30 dB lower (issue 12). Here live (and its replay) reads 45.3 dB and offline as recorded 41.2 dB; on
     /// `scripts/music-echo`'s recording (the music as an app sound, 30 s) 33.5 live and 30.1 offline. Neither
     /// difference is the alignment: the applied delays agree to 0.2 frames, and forcing a run's fractional delay by
     /// ±0.5 frame moved its linear ERLE by at most 0.8 dB. With the reference a period earlier the delay locks at

@@ -73,7 +73,7 @@ import Testing
         let (finding, block) = try #require(Self.firstFinding(moved: true, switchBlock: 300, blocks: 400))
         #expect(finding == .sudden)
         // The two 10-block correlation windows alone need 11 to 30 blocks.
-        #expect(block > 300 && block <= 300 + MisadjustmentMonitor().suddenBlocks, "found at block \(block)")
+        #expect(block > 300 && block <= 300 + MisadjustmentMonitor.suddenBlocks, "found at block \(block)")
     }
 
     /// A path that moves under a filter that was cancelling only 11 dB (as half a second after double talk, whose
@@ -84,7 +84,7 @@ import Testing
             return (y, block <= 300 ? 0.03 * noise.next() : other - y)
         })
         #expect(finding == .sudden)
-        #expect(block > 300 && block <= 300 + MisadjustmentMonitor().suddenBlocks, "found at block \(block)")
+        #expect(block > 300 && block <= 300 + MisadjustmentMonitor.suddenBlocks, "found at block \(block)")
     }
 
     /// A filter cancelling 30 dB whose estimate jumps 10 dB while the microphone stays put for `preEchoBlocks`

@@ -48,7 +48,7 @@ struct MisadjustmentMonitor {
     var settlingBlocks = 200
     /// Blocks the sudden verdict looks at, and how well the filter must have cancelled before them (linear ERLE,
     /// microphone over error power, averaged over about `suddenPriorBlocks` far-end blocks).
-    let suddenBlocks = 3
+    static let suddenBlocks = 3
     var suddenPriorERLEDecibels: Float = 8
     var suddenPriorBlocks: Float = 30
     /// The sudden blocks' microphone power over its prior average below which they are not judged.
@@ -133,14 +133,14 @@ struct MisadjustmentMonitor {
         if louderBlocks == 0 { isSuddenPending = false }
         let leaving = recentRing.0
         recentRing = (recentRing.1, recentRing.2, block)
-        if recentCount < suddenBlocks {
+        if recentCount < Self.suddenBlocks {
             recentCount += 1
         } else {
             priorCount = min(priorCount + 1, suddenPriorBlocks)
             priorMicrophonePower += (leaving.w - priorMicrophonePower) / priorCount
             priorErrorPower += (leaving.y - priorErrorPower) / priorCount
         }
-        if !isSuddenPending && recentCount >= suddenBlocks {
+        if !isSuddenPending && recentCount >= Self.suddenBlocks {
             isSuddenPending = judgeSudden(recentRing.0 + recentRing.1 + recentRing.2)
         }
         guard isSuddenPending && louderBlocks > leadBlocks else { return false }
@@ -151,7 +151,7 @@ struct MisadjustmentMonitor {
     private func judgeSudden(_ recent: SIMD4<Float>) -> Bool {
         guard farEndBlocks > settlingBlocks, priorCount >= suddenPriorBlocks, recent.y > 1e-12, recent.z > 1e-12,
               recent.y >= recent.w,
-              recent.w >= suddenMinimumLevelRatio * Float(suddenBlocks) * priorMicrophonePower,
+              recent.w >= suddenMinimumLevelRatio * Float(Self.suddenBlocks) * priorMicrophonePower,
               priorErrorPower * pow(10, suddenPriorERLEDecibels / 10) <= priorMicrophonePower else { return false }
         return recent.x / (recent.y * recent.z).squareRoot() < threshold
     }

@@ -63,6 +63,10 @@ public final class ResidualEchoSuppressor {
     /// estimator's range is suppressed rather than let through.
     /// Set it per block; real-time safe.
     public var isReferenceAligned = true
+    /// Whether this block's output is the linear filter's own error rather than the room's (a path that may have
+    /// moved, or the pre-echo of an onset, not yet told apart): it is suppressed to the comfort noise, taken for
+    /// no talker and learned from by none of the ratios, which stay as they were. Set it per block; real-time safe.
+    public var isOutputFilterError = false
 
     private let fft: RealFFT
     private let binCount: Int
@@ -320,7 +324,7 @@ public final class ResidualEchoSuppressor {
         var crossSum: Float = 0, estimateSum: Float = 0, outputSum: Float = 0
         for i in 0..<h { crossSum += e[i] * y[i]; estimateSum += y[i] * y[i]; outputSum += e[i] * e[i] }
         let echoLike = crossSum > Self.echoCorrelation * (estimateSum * outputSum).squareRoot()
-        detector.update(outputPower: echoLike || holding ? 0 : outputSums.sum(), residualEchoPower: residualSums.sum(),
+        detector.update(outputPower: echoLike || holding || isOutputFilterError ? 0 : outputSums.sum(), residualEchoPower: residualSums.sum(),
                         noisePower: noiseSums.sum(), farEndActive: farEndActive)
         if echoLike { detector.dismissFrame() }
         let nearEnd = detector.nearEndActive
@@ -329,7 +333,7 @@ public final class ResidualEchoSuppressor {
         // upward at the full rate only after the near talker has been quiet for a while. While the detector
         // says near end, they may still creep up, a step capped at twice the current ratio: a detector fooled
         // by echo the ratios underestimate (a long reverberant tail) would otherwise never let them catch up.
-        if farEndActive {
+        if farEndActive && !isOutputFilterError {
             // Unaligned, a leftover may be the near talker the detector is not asked about: downward only.
             coupling.learn(outputPower: outputPower, noise: noise, lateEnergy: lateEnergy, lateSum: lateSum,
                            estimate: estimateTail, reference: referenceTail, totalEstimate: totalEstimate,
@@ -338,7 +342,7 @@ public final class ResidualEchoSuppressor {
 
         let overestimate = nearEnd ? Self.doubleTalkOverestimate
             : isNearEndQuiet ? Self.quietOverestimate : Self.singleTalkOverestimate
-        let floor = BinLanes(repeating: nearEnd ? Self.doubleTalkFloor : Self.singleTalkFloor)
+        let floor = BinLanes(repeating: nearEnd && !isOutputFilterError ? Self.doubleTalkFloor : Self.singleTalkFloor)
         let one = BinLanes(repeating: 1)
         var keptSums = BinLanes(), inputSums = BinLanes()
         for k in stride(from: 0, to: laneBinCount, by: 4) {
@@ -347,7 +351,8 @@ public final class ResidualEchoSuppressor {
             let residual = nearEnd ? lanes(audibleResidualEcho, k)
                 : maximum(lanes(residualEcho, k), lanes(coherentEcho, k))
             let power = lanes(outputPower, k)
-            let target = maximum(floor, minimum(one, 1 - overestimate * residual / (power + 1e-20)))
+            let target = isOutputFilterError ? floor
+                : maximum(floor, minimum(one, 1 - overestimate * residual / (power + 1e-20)))
             let previous = lanes(gains, k)
             let gain = (previous + Self.gainRecovery * (target - previous)).replacing(with: target, where: target .< previous)
             store(gain, gains, k)
