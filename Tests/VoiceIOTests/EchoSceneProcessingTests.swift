@@ -226,6 +226,22 @@ struct EchoSceneProcessingTests {
         #expect(processor.isDelayEstimated, "the delay was never found")
     }
 
+    /// The hold outlasts the first lock by half a second: the filter starts over there and the suppressor's spectra
+    /// still hold the reference as it was before the jump, so a loud echo right after the lock read as a talker and
+    /// passed (measured in the first second: 17.7 and 28.6 dB before, 45.1 and 49.2 dB now).
+    @Test("the echo stays suppressed across the first lock", arguments: [(180.0, UInt64(271)), (240, 241)])
+    func echoAcrossTheFirstLock(bulkMilliseconds: Double, seed: UInt64) throws {
+        let far = Self.fixture.speechLike(seconds: 4, rms: 0.1, seed: seed)
+        let clipped = far.map { max(-0.2, min(0.2, $0)) }
+        let microphone = Self.mix(Self.roomEcho(clipped, bulkMilliseconds: bulkMilliseconds, seed: seed + 1, gain: 1),
+                                  Self.fixture.noise(count: far.count, rms: 0.0003, seed: seed + 2))
+        let (output, processor) = try Self.process(microphone: microphone, far: far)
+        let lock = try #require(processor.trace.first { $0.delayMilliseconds > 0 }?.endSeconds)
+        #expect(lock <= 1, "locked at \(lock) s")
+        let firstSecond = Self.decibels(Self.power(microphone, from: 0, to: 1) / Self.power(output, from: 0, to: 1))
+        #expect(firstSecond > 35, "ERLE \(firstSecond) dB over the first second")
+    }
+
     @Test("with no echo to find (a headset), a near talker over the far end is suppressed only at first")
     func noEchoToFind() throws {
         let seconds = 8.0

@@ -60,7 +60,8 @@ public final class ResidualEchoSuppressor {
     /// half second or more (`unalignedHoldSeconds`) counts as echo in every bin it reached, up to
     /// `unalignedCoupling` times its power, and no near end is detected until the far end has been silent for
     /// that long: before the delay estimator locks, the echo of a reference that leads it by up to the
-    /// estimator's range is suppressed rather than let through.
+    /// estimator's range is suppressed rather than let through. The hold lasts half a second past the lock (the
+    /// filter starts over there, and the spectra still hold the reference from before the jump).
     /// Set it per block; real-time safe.
     public var isReferenceAligned = true
     /// Whether this block's output is the linear filter's own error rather than the room's (a path that may have
@@ -110,6 +111,8 @@ public final class ResidualEchoSuppressor {
     /// The reference's power held while it is not aligned.
     private let hold: UnalignedReferenceHold
     private var blocksSinceFarEnd = Int.max / 2
+    /// Blocks since the reference became aligned (0 while it is not).
+    private var blocksAligned = 0
     private let lateDelayBlocks: Int
     private var lateHistoryIndex = 0
     private var lateEnergy: Float = 0
@@ -235,7 +238,8 @@ public final class ResidualEchoSuppressor {
         let farEndActive = referenceMeanSquare / Float(h) > Self.farEndMeanSquare
         blocksSinceFarEnd = farEndActive ? 0 : min(blocksSinceFarEnd + 1, Int.max / 2)
         // Unaligned, and the far end played within the hold: its sound is taken for echo.
-        let holding = !isReferenceAligned && blocksSinceFarEnd < 2 * hold.bucketBlocks
+        blocksAligned = isReferenceAligned ? min(blocksAligned + 1, Int.max / 2) : 0
+        let holding = blocksAligned <= hold.bucketBlocks && blocksSinceFarEnd < 2 * hold.bucketBlocks
 
         // Reference and echo estimate: power spectra with a reverberant tail. Every per-bin loop runs on four
         // bins at a time (`laneBinCount`), with the scalar code's operations in the same order.
@@ -251,7 +255,7 @@ public final class ResidualEchoSuppressor {
             store(p, delayed, k)
         }
         // The ring's newest slot now holds this block's reference power.
-        if !isReferenceAligned { hold.add(power: delayed) }
+        if blocksAligned <= hold.bucketBlocks { hold.add(power: delayed) }
         analyse(y, history: estimateHistory, real: spareReal, imaginary: spareImaginary)
         var estimateSums = BinLanes()
         for k in stride(from: 0, to: laneBinCount, by: 4) {
