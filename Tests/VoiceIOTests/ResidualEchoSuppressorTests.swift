@@ -31,6 +31,16 @@ import CAllocCounter
         return Scene(far: far, microphone: microphone, estimate: estimate, output: output, near: near, noise: noise)
     }
 
+    /// A canceller that estimates the echo exactly: its output is the room's `noise` and a talker from `onset` on.
+    static func perfectlyEstimatedScene(far: [Float], estimate: [Float], talker: [Float], onset: Int,
+                                        noise: [Float]) -> Scene {
+        var near = [Float](repeating: 0, count: far.count)
+        for i in 0..<talker.count { near[onset + i] = talker[i] }
+        let output = (0..<far.count).map { near[$0] + noise[$0] }
+        return Scene(far: far, microphone: (0..<far.count).map { output[$0] + estimate[$0] }, estimate: estimate,
+                     output: output, near: near, noise: noise)
+    }
+
     /// Runs the suppressor; returns its output moved back by its latency (same time base as the input).
     /// `beforeBlock` and `afterBlock`, if given, are called before and after each block with its first frame.
     static func suppress(_ scene: Scene, suppressor: ResidualEchoSuppressor? = nil,
@@ -130,16 +140,11 @@ import CAllocCounter
         let before = fixture.speechLike(seconds: 3, rms: 0.1, seed: 52), after = fixture.speechLike(seconds: 2, rms: 0.2, seed: 53)
         for i in 0..<before.count { far[i] += before[i] }
         for i in 0..<after.count { far[onset + i] += after[i] }
-        let estimate = far.map { 0.001 * $0 }
-        var near = [Float](repeating: 0, count: count)
-        let talker = fixture.speechLike(seconds: 2, rms: 0.05, seed: 56)
-        for i in 0..<talker.count { near[onset + i] = talker[i] }
-        let noise = fixture.noise(count: count, rms: 0.001, seed: 57)
-        let output = (0..<count).map { near[$0] + noise[$0] }
-        let scene = Scene(far: far, microphone: (0..<count).map { output[$0] + estimate[$0] }, estimate: estimate,
-                          output: output, near: near, noise: noise)
+        let scene = Self.perfectlyEstimatedScene(far: far, estimate: far.map { 0.001 * $0 },
+                                                 talker: fixture.speechLike(seconds: 2, rms: 0.05, seed: 56),
+                                                 onset: onset, noise: fixture.noise(count: count, rms: 0.001, seed: 57))
         let out = Self.suppress(scene)
-        let gain = Self.nearGainDB(out, near: near, frames: onset..<(count - Self.block))
+        let gain = Self.nearGainDB(out, near: scene.near, frames: onset..<(count - Self.block))
         // With one coupling for the gain and the detector the talker went unheard and lost 10.7 dB (now 2.1).
         #expect(gain > -4, "near talker gain \(gain) dB")
     }
@@ -156,14 +161,11 @@ import CAllocCounter
         let period = Int((1 + pauseSeconds) * Double(Self.rate))
         for i in 0..<count where i % period >= Self.rate { far[i] = 0 }
         let taps = fixture.roomResponse(bulkMilliseconds: 2, tailMilliseconds: 300, seed: 72)
-        let estimate = EchoSceneFixture.convolve(far, taps: taps, gain: 0.5, count: count)
-        var near = [Float](repeating: 0, count: count)
-        let talker = fixture.speechLike(seconds: 5, rms: 0.03, seed: 73)
-        for i in 0..<talker.count { near[onset + i] = talker[i] }
-        let noise = fixture.noise(count: count, rms: 0.003, seed: 74)
-        let output = (0..<count).map { near[$0] + noise[$0] }
-        let scene = Scene(far: far, microphone: (0..<count).map { output[$0] + estimate[$0] }, estimate: estimate,
-                          output: output, near: near, noise: noise)
+        let scene = Self.perfectlyEstimatedScene(far: far,
+                                                 estimate: EchoSceneFixture.convolve(far, taps: taps, gain: 0.5, count: count),
+                                                 talker: fixture.speechLike(seconds: 5, rms: 0.03, seed: 73),
+                                                 onset: onset, noise: fixture.noise(count: count, rms: 0.003, seed: 74))
+        let near = scene.near
         let suppressor = ResidualEchoSuppressor(sampleRate: Self.rate, blockFrameCount: Self.block)
         var heard = 0, talking = 0
         let out = Self.suppress(scene, suppressor: suppressor) { start in
