@@ -73,7 +73,7 @@ import Testing
         let (finding, block) = try #require(Self.firstFinding(moved: true, switchBlock: 300, blocks: 400))
         #expect(finding == .sudden)
         // The two 10-block correlation windows alone need 11 to 30 blocks.
-        #expect(block > 300 && block <= 300 + MisadjustmentMonitor.suddenBlocks, "found at block \(block)")
+        #expect(block > 300 && block <= 300 + MisadjustmentMonitor().suddenBlocks, "found at block \(block)")
     }
 
     /// A path that moves under a filter that was cancelling only 11 dB (as half a second after double talk, whose
@@ -84,7 +84,7 @@ import Testing
             return (y, block <= 300 ? 0.03 * noise.next() : other - y)
         })
         #expect(finding == .sudden)
-        #expect(block > 300 && block <= 300 + MisadjustmentMonitor.suddenBlocks, "found at block \(block)")
+        #expect(block > 300 && block <= 300 + MisadjustmentMonitor().suddenBlocks, "found at block \(block)")
     }
 
     /// A filter cancelling 30 dB whose estimate jumps 10 dB while the microphone stays put for `preEchoBlocks`
@@ -109,6 +109,23 @@ import Testing
 
     @Test func aNearTalkersOnsetIsNoFinding() {
         #expect(Self.firstFinding(moved: false, switchBlock: 300, blocks: 600) == nil)
+    }
+
+    /// The far end's return after a pause: its first blocks, up to the sudden verdict's span and the lead, count as a
+    /// return (a pending verdict there is the return's pre-echo); a pause starts the count over.
+    @Test func tellsTheFarEndsReturnForTheVerdictsSpanAndTheLead() {
+        var monitor = MisadjustmentMonitor(leadBlocks: 2)
+        let span = monitor.suddenBlocks + 2
+        let block = [Float](repeating: 0.01, count: 160)
+        var returning: [Bool] = []
+        for farEnd in [true] + [Bool](repeating: false, count: 3) + [Bool](repeating: true, count: span + 2) {
+            block.withUnsafeBufferPointer { b in
+                _ = monitor.observe(error: b, estimate: b, microphonePower: 0.1, farEndActive: farEnd)
+            }
+            returning.append(monitor.isFarEndReturning)
+        }
+        #expect(Array(returning[4..<(4 + span)]) == [Bool](repeating: true, count: span), "\(returning)")
+        #expect(Array(returning.suffix(2)) == [false, false], "\(returning)")
     }
 }
 

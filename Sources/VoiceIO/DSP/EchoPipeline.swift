@@ -56,13 +56,6 @@ public final class EchoPipeline: VoiceProcessor {
     private var isAGCRequested = false
     /// Blocks since the reference last carried the far end (saturating).
     private var blocksSinceFarEnd = Int.max / 2
-    /// Blocks the far end has played without a pause, this one included.
-    private var farEndRunBlocks = 0
-    /// Whether the far end came back from a pause within the misadjustment monitor's first verdict and the
-    /// alignment lead: an error it finds suspect then is the pre-echo of the return (or a path moved in the pause).
-    private var isFarEndReturning: Bool {
-        farEndRunBlocks <= MisadjustmentMonitor.suddenBlocks + alignmentLeadBlocks
-    }
     /// Blocks after the far end falls silent that still count as echo for gain control: the echo tail the
     /// filter covers.
     private let echoTailBlockCount: Int
@@ -185,7 +178,6 @@ public final class EchoPipeline: VoiceProcessor {
             referencePower += echo[index] * echo[index]
         }
         let farEndActive = referencePower > ResidualEchoSuppressor.farEndMeanSquare * Float(blockFrameCount)
-        farEndRunBlocks = farEndActive ? min(farEndRunBlocks + 1, Int.max / 2) : 0
         // The far end plays alone for the linear filter's learning rate once the suppressor's near talker has been
         // quiet as long as its ratios wait before learning upward (with the detector's 80 ms hangover instead, the
         // hall scene's near talker lost 0.5 dB in double talk).
@@ -208,7 +200,7 @@ public final class EchoPipeline: VoiceProcessor {
             // Waiting to tell a moved path from a pre-echo: this block's output is the filter's error, not a talker.
             // Within sustained far-end sound (music) the suppressor starts over from its pessimistic coupling, which
             // also keeps the pre-echoes of the onsets that follow down (held music: 45 dB, 21 dB without).
-            if misadjustment.isSuddenPending && !isFarEndReturning {
+            if misadjustment.isSuddenPending && !misadjustment.isFarEndReturning {
                 suppressor.forgetEchoCoupling()
                 suppressor.forgetNearEnd()
             }
@@ -216,7 +208,7 @@ public final class EchoPipeline: VoiceProcessor {
         // At the far end's return after a pause the pre-echo is suppressed, and what the suppressor learned of the
         // room stays: a talker who starts with the far end was taken for echo for a second or more (the public pump
         // scene m01: 2.2 dB lost in double talk, 0.9 now). A path that moved in the pause is still reset (.sudden).
-        suppressor.isOutputFilterError = misadjustment.isSuddenPending && isFarEndReturning
+        suppressor.isOutputFilterError = misadjustment.isSuddenPending && misadjustment.isFarEndReturning
         unexplainedPowerRatio = errorPower / max(microphonePower, 1e-12)
         let blockFrames = Float(blockFrameCount)
         linearERLE.add(microphoneMeanSquare: microphonePower / blockFrames, processedMeanSquare: errorPower / blockFrames,

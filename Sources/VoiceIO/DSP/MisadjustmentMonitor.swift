@@ -48,7 +48,7 @@ struct MisadjustmentMonitor {
     var settlingBlocks = 200
     /// Blocks the sudden verdict looks at, and how well the filter must have cancelled before them (linear ERLE,
     /// microphone over error power, averaged over about `suddenPriorBlocks` far-end blocks).
-    static let suddenBlocks = 3
+    let suddenBlocks = 3
     var suddenPriorERLEDecibels: Float = 8
     var suddenPriorBlocks: Float = 30
     /// The sudden blocks' microphone power over its prior average below which they are not judged.
@@ -75,6 +75,12 @@ struct MisadjustmentMonitor {
     private var louderBlocks = 0
     /// Whether a sudden verdict waits for the error to outlast the lead: the output is the filter's error either way.
     private(set) var isSuddenPending = false
+    /// Far-end blocks in a row, the last one observed included (0 after a block without the far end).
+    private var farEndRunBlocks = 0
+    /// Whether the far end came back from a pause within the sudden verdict's blocks and the lead: a verdict
+    /// pending then is about the return's pre-echo, the filter's estimate leading the echo (or a path that moved in
+    /// the pause, which the verdict still reports).
+    var isFarEndReturning: Bool { farEndRunBlocks <= suddenBlocks + leadBlocks }
 
     /// `leadBlocks`: blocks by which the reference is aligned ahead of the echo's arrival (20 ms in 10 ms blocks: 2).
     init(leadBlocks: Int = 2) {
@@ -86,6 +92,7 @@ struct MisadjustmentMonitor {
     mutating func observe(error: UnsafeBufferPointer<Float>, estimate: UnsafeBufferPointer<Float>,
                           microphonePower: Float, farEndActive: Bool) -> Finding? {
         var block = SIMD4<Float>(0, 0, 0, microphonePower)
+        farEndRunBlocks = farEndActive ? min(farEndRunBlocks + 1, Int.max / 2) : 0
         if farEndActive {
             for index in 0..<min(error.count, estimate.count) {
                 block.x += error[index] * estimate[index]
@@ -133,14 +140,14 @@ struct MisadjustmentMonitor {
         if louderBlocks == 0 { isSuddenPending = false }
         let leaving = recentRing.0
         recentRing = (recentRing.1, recentRing.2, block)
-        if recentCount < Self.suddenBlocks {
+        if recentCount < suddenBlocks {
             recentCount += 1
         } else {
             priorCount = min(priorCount + 1, suddenPriorBlocks)
             priorMicrophonePower += (leaving.w - priorMicrophonePower) / priorCount
             priorErrorPower += (leaving.y - priorErrorPower) / priorCount
         }
-        if !isSuddenPending && recentCount >= Self.suddenBlocks {
+        if !isSuddenPending && recentCount >= suddenBlocks {
             isSuddenPending = judgeSudden(recentRing.0 + recentRing.1 + recentRing.2)
         }
         guard isSuddenPending && louderBlocks > leadBlocks else { return false }
@@ -151,7 +158,7 @@ struct MisadjustmentMonitor {
     private func judgeSudden(_ recent: SIMD4<Float>) -> Bool {
         guard farEndBlocks > settlingBlocks, priorCount >= suddenPriorBlocks, recent.y > 1e-12, recent.z > 1e-12,
               recent.y >= recent.w,
-              recent.w >= suddenMinimumLevelRatio * Float(Self.suddenBlocks) * priorMicrophonePower,
+              recent.w >= suddenMinimumLevelRatio * Float(suddenBlocks) * priorMicrophonePower,
               priorErrorPower * pow(10, suddenPriorERLEDecibels / 10) <= priorMicrophonePower else { return false }
         return recent.x / (recent.y * recent.z).squareRoot() < threshold
     }

@@ -108,7 +108,7 @@ public final class ResidualEchoSuppressor {
     /// Reference power spectra of the last `lateDelayBlocks` blocks (a ring), and the late tail's recursive sum.
     private let referencePowerHistory: UnsafeMutablePointer<Float>
     private let lateSum: UnsafeMutablePointer<Float>
-    /// The reference's power held while it is not aligned.
+    /// The reference's power held while it is not aligned, and for half a second after.
     private let hold: UnalignedReferenceHold
     private var blocksSinceFarEnd = Int.max / 2
     /// Blocks since the reference became aligned (0 while it is not).
@@ -237,9 +237,10 @@ public final class ResidualEchoSuppressor {
         for i in 0..<h { referenceMeanSquare += x[i] * x[i] }
         let farEndActive = referenceMeanSquare / Float(h) > Self.farEndMeanSquare
         blocksSinceFarEnd = farEndActive ? 0 : min(blocksSinceFarEnd + 1, Int.max / 2)
-        // Unaligned, and the far end played within the hold: its sound is taken for echo.
+        // Unaligned or just aligned, and the far end played within the hold: its sound is taken for echo.
         blocksAligned = isReferenceAligned ? min(blocksAligned + 1, Int.max / 2) : 0
-        let holding = blocksAligned <= hold.bucketBlocks && blocksSinceFarEnd < 2 * hold.bucketBlocks
+        let holdsReference = blocksAligned <= hold.bucketBlocks
+        let holding = holdsReference && blocksSinceFarEnd < 2 * hold.bucketBlocks
 
         // Reference and echo estimate: power spectra with a reverberant tail. Every per-bin loop runs on four
         // bins at a time (`laneBinCount`), with the scalar code's operations in the same order.
@@ -255,7 +256,7 @@ public final class ResidualEchoSuppressor {
             store(p, delayed, k)
         }
         // The ring's newest slot now holds this block's reference power.
-        if blocksAligned <= hold.bucketBlocks { hold.add(power: delayed) }
+        if holdsReference { hold.add(power: delayed) }
         analyse(y, history: estimateHistory, real: spareReal, imaginary: spareImaginary)
         var estimateSums = BinLanes()
         for k in stride(from: 0, to: laneBinCount, by: 4) {
@@ -328,17 +329,14 @@ public final class ResidualEchoSuppressor {
         var crossSum: Float = 0, estimateSum: Float = 0, outputSum: Float = 0
         for i in 0..<h { crossSum += e[i] * y[i]; estimateSum += y[i] * y[i]; outputSum += e[i] * e[i] }
         let echoLike = crossSum > Self.echoCorrelation * (estimateSum * outputSum).squareRoot()
-        detector.update(outputPower: echoLike || holding || isOutputFilterError ? 0 : outputSums.sum(), residualEchoPower: residualSums.sum(),
-                        noisePower: noiseSums.sum(), farEndActive: farEndActive)
+        detector.update(outputPower: echoLike || holding || isOutputFilterError ? 0 : outputSums.sum(),
+                        residualEchoPower: residualSums.sum(), noisePower: noiseSums.sum(), farEndActive: farEndActive)
         if echoLike { detector.dismissFrame() }
         let nearEnd = detector.nearEndActive
 
-        // Learn how much echo is left, relative to the estimate and to the reference: downward always,
-        // upward at the full rate only after the near talker has been quiet for a while. While the detector
-        // says near end, they may still creep up, a step capped at twice the current ratio: a detector fooled
-        // by echo the ratios underestimate (a long reverberant tail) would otherwise never let them catch up.
+        // Learn how much echo is left (`ResidualEchoCoupling`). While the reference is held, a leftover may be the
+        // near talker the detector is not asked about: downward only.
         if farEndActive && !isOutputFilterError {
-            // Unaligned, a leftover may be the near talker the detector is not asked about: downward only.
             coupling.learn(outputPower: outputPower, noise: noise, lateEnergy: lateEnergy, lateSum: lateSum,
                            estimate: estimateTail, reference: referenceTail, totalEstimate: totalEstimate,
                            isQuiet: isNearEndQuiet, mayRise: !holding)
