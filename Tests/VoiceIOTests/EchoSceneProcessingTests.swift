@@ -113,6 +113,20 @@ struct EchoSceneProcessingTests {
 
     }
 
+    @Test("a path 12 dB louder and half a millisecond shorter: the shadow filter takes over within a second")
+    func louderPathTakenOverByTheShadow() throws {
+        let seconds = 12.0
+        let (far, microphone) = Self.pathChangeScene(seconds: seconds, changeSeconds: 8, farSeed: 31,
+                                                     before: (60, 32, 0.15), after: (59.5, 33, 0.6), noiseSeed: 34)
+        let (output, processor) = try Self.process(microphone: microphone, far: far)
+        // The new echo still correlates positively with the old estimate (the direct path moved by 8 samples), so
+        // the misadjustment monitor does not see it, and the adapted filter's rate stays where its leak estimate
+        // was: 34 dB over this half second without the shadow, 55 with it.
+        let secondHalfSecond = Self.decibels(Self.power(microphone, from: 8.5, to: 9) / Self.power(output, from: 8.5, to: 9))
+        #expect(secondHalfSecond > 45, "ERLE \(secondHalfSecond) dB from 0.5 s to 1 s after the change")
+        #expect(processor.divergenceResetCount == 1)
+    }
+
     @Test("a room ringing four times longer than the filter (RT60 0.8 s): the late tail is suppressed, the near talker kept")
     func suppressesTheTailPastTheFilter() throws {
         let seconds = 12.0

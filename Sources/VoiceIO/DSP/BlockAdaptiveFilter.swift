@@ -4,8 +4,10 @@ import Glibc
 /// learning rate in frequency domain echo cancellation with double-talk" (2007), the algorithm behind speexdsp's
 /// echo canceller: the same DC notch, 0.9 pre-emphasis and de-emphasis, per-bin learning rate from the
 /// residual-to-error ratio and the leak estimate, proportional step per partition, and the alternately constrained
-/// partitions (partition 0 and one rotating one per block). One addition: while the far end plays alone the
-/// adapted rate keeps a floor at the start-up rate (`keepsStartupStep`), so sustained music does not stall it.
+/// partitions (partition 0 and one rotating one per block). Two additions: while the far end plays alone the
+/// adapted rate keeps a floor at the start-up rate (`keepsStartupStep`), so sustained music does not stall it; and
+/// a shadow, a third set of weights learning at a fixed normalised step, takes over when the adapted filter has
+/// lost the path (`restartedFromShadow`).
 ///
 /// Samples are in Int16 units (full scale 32768) as Float. The transform (`MixedRadixRealFFT`) spans two blocks;
 /// each partition keeps `frameCount` taps.
@@ -46,6 +48,27 @@ final class BlockAdaptiveFilter {
     private let referencePowerBins: UnsafeMutablePointer<Float>
     private let partitionWeight: UnsafeMutablePointer<Float>
     private let crossfade: UnsafeMutablePointer<Float>         // rising half of a Hann window over 2 blocks
+
+    // The shadow (see `judgeShadow`).
+    private let shadow: UnsafeMutablePointer<Float>            // partitionCount × 2 × laneBinCount
+    private let shadowEcho: UnsafeMutablePointer<Float>        // frameCount
+    private let shadowErrorWindow: UnsafeMutablePointer<Float> // windowFrameCount: zeros then the shadow's error
+    private let shadowErrorSpectrum: UnsafeMutablePointer<Float>
+    private let shadowStepPerBin: UnsafeMutablePointer<Float>
+    /// The start-up profile of `partitionWeight` (about ten times more step for the first partition than the last).
+    private let shadowPartitionWeight: UnsafeMutablePointer<Float>
+    private var shadowErrorSmoothed: Float = 0, foregroundErrorSmoothed: Float = 0, nearSmoothed: Float = 0
+    private var shadowWinningBlocks = 0
+    /// Whether the last block replaced the adapted weights with the shadow's. Real-time safe.
+    private(set) var restartedFromShadow = false
+    /// The shadow's step: a fixed share of the normalised step, never adapted.
+    private static var shadowStep: Float { 0.5 }
+    /// The shadow takes over once its smoothed error has been below this share of the foreground's (−6 dB) for
+    /// `shadowWinningBlockCount` far-end blocks in a row, while the foreground takes less than 3 dB off the
+    /// microphone (its error above `shadowForegroundMinimumRatio` of it).
+    private static var shadowWinningRatio: Float { 0.25 }
+    private static var shadowForegroundMinimumRatio: Float { 0.5 }
+    private static var shadowWinningBlockCount: Int { 5 }
 
     private var notch: DCNotch
     private var previousNear: Float = 0, previousReference: Float = 0, previousOutput: Float = 0
@@ -107,6 +130,12 @@ final class BlockAdaptiveFilter {
         referencePowerBins = .zeroed(laneBinCount)
         partitionWeight = .zeroed(partitionCount)
         crossfade = .zeroed(2 * frameCount)
+        shadow = .zeroed(partitionCount * spectrum)
+        shadowEcho = .zeroed(frameCount)
+        shadowErrorWindow = .zeroed(window)
+        shadowErrorSpectrum = .zeroed(spectrum)
+        shadowStepPerBin = .zeroed(laneBinCount)
+        shadowPartitionWeight = .zeroed(partitionCount)
         for i in 0..<(2 * frameCount) {
             crossfade[i] = Float(0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(2 * frameCount)))
         }
@@ -127,7 +156,10 @@ final class BlockAdaptiveFilter {
             sum += weight
             weight *= decay
         }
-        for j in 0..<partitionCount { partitionWeight[j] *= 0.8 / sum }
+        for j in 0..<partitionCount {
+            partitionWeight[j] *= 0.8 / sum
+            shadowPartitionWeight[j] = Self.shadowStep * partitionWeight[j]
+        }
         reset()
         // Unoptimised builds resolve `sum()`'s conditional conformance (SIMD8 of a floating-point scalar) on first
         // use, which allocates and locks: first use is here, not when the filter first counts as adapted on the
@@ -139,7 +171,8 @@ final class BlockAdaptiveFilter {
         for pointer in [referenceWindow, nearBlock, foregroundEcho, backgroundEcho, scratch, errorWindow,
                         referenceSpectra, background, foreground, accumulator, errorSpectrum, referencePower,
                         stepPerBin, errorPowerSmoothed, echoPowerSmoothed, errorPowerBins, echoPowerBins,
-                        referencePowerBins, partitionWeight, crossfade] {
+                        referencePowerBins, partitionWeight, crossfade, shadow, shadowEcho, shadowErrorWindow,
+                        shadowErrorSpectrum, shadowStepPerBin, shadowPartitionWeight] {
             pointer.deallocate()
         }
     }
@@ -160,15 +193,25 @@ final class BlockAdaptiveFilter {
         notch.reset()
         previousNear = 0; previousReference = 0; previousOutput = 0
         blockIndex = 0
-        isAdapted = false
-        adaptationSum = 0
         saturationHoldBlocks = 0
         misbehavingBlocks = 0
+        restartLearningRate()
+        newestSpectrum = 0
+        shadow.update(repeating: 0, count: partitionCount * spectrum)
+        shadowErrorWindow.update(repeating: 0, count: windowFrameCount)
+        shadowErrorSpectrum.update(repeating: 0, count: spectrum)
+        shadowErrorSmoothed = 0; foregroundErrorSmoothed = 0; nearSmoothed = 0
+        shadowWinningBlocks = 0
+    }
+
+    /// Back to the start-up rate, the leak estimate and the two paths' comparison forgotten.
+    private func restartLearningRate() {
+        isAdapted = false
+        adaptationSum = 0
         echoErrorCorrelation = 1; echoPowerCorrelation = 1
         leak = 0
         fastMeanDifference = 0; slowMeanDifference = 0
         fastDifferenceVariance = 0; slowDifferenceVariance = 0
-        newestSpectrum = 0
     }
 
     @inline(__always) private func spectrum(_ base: UnsafeMutablePointer<Float>, _ index: Int) -> UnsafeMutablePointer<Float> {
@@ -261,15 +304,14 @@ final class BlockAdaptiveFilter {
             foregroundErrorEnergy += e * e
         }
 
+        let shadowErrorEnergy = runShadow()
         if isAdapted { adjustPartitionWeights() }
         if saturationHoldBlocks == 0 {
-            adaptBackground()
+            adapt(background, partitionWeight: partitionWeight, stepPerBin: stepPerBin, error: errorSpectrum)
         } else {
             saturationHoldBlocks -= 1
         }
-        for j in 0..<partitionCount where j == 0 || (partitionCount > 1 && blockIndex % (partitionCount - 1) == j - 1) {
-            constrain(spectrum(background, j))
-        }
+        constrainDuePartitions(background)
 
         // Background output.
         filter(background, echo: backgroundEcho)
@@ -282,6 +324,16 @@ final class BlockAdaptiveFilter {
         }
         decideBetweenPaths(foregroundErrorEnergy: foregroundErrorEnergy,
                            backgroundErrorEnergy: &backgroundErrorEnergy, differenceEnergy: differenceEnergy)
+        restartedFromShadow = judgeShadow(shadowErrorEnergy: shadowErrorEnergy,
+                                          foregroundErrorEnergy: foregroundErrorEnergy, referenceEnergy: referenceEnergy)
+        if restartedFromShadow {
+            foreground.update(from: shadow, count: partitionCount * 2 * laneBinCount)
+            background.update(from: shadow, count: partitionCount * 2 * laneBinCount)
+            foregroundEcho.update(from: shadowEcho, count: n)
+            backgroundEcho.update(from: shadowEcho, count: n)
+            backgroundErrorEnergy = shadowErrorEnergy
+            restartLearningRate()
+        }
 
         // Output (foreground echo removed, de-emphasised) and the background error for adaptation.
         var saturated = false
@@ -332,24 +384,78 @@ final class BlockAdaptiveFilter {
         }
     }
 
+    /// The shadow: adapted on last block's error at its fixed step (`shadowStep` over the reference's smoothed
+    /// power, as the start-up rate is normalised), constrained like the background, then run over this block.
+    /// Returns its error energy.
+    private func runShadow() -> Float {
+        if saturationHoldBlocks == 0 {
+            for k in 0..<laneBinCount { shadowStepPerBin[k] = 1 / (referencePower[k] + 10) }
+            adapt(shadow, partitionWeight: shadowPartitionWeight, stepPerBin: shadowStepPerBin, error: shadowErrorSpectrum)
+        }
+        constrainDuePartitions(shadow)
+        filter(shadow, echo: shadowEcho)
+        var energy: Float = 0
+        let start = windowFrameCount - frameCount
+        for i in 0..<frameCount {
+            let e = nearBlock[i] - shadowEcho[i]
+            shadowErrorWindow[start + i] = e
+            energy += e * e
+        }
+        forward(shadowErrorWindow, into: shadowErrorSpectrum)
+        return energy
+    }
+
+    /// Whether the shadow takes over. After the path changes, the adapted filter's rate follows its leak estimate,
+    /// which stays where the old path left it while the error is new echo: a path that turned louder and changed
+    /// its shape (the echo 12 dB up, our `pathchange` scene p02) left the filter at 0-15 dB for 4.5 s, and its
+    /// error correlates too weakly with the old estimate (−0.2) for the misadjustment monitor. The shadow, at a
+    /// fixed rate, re-converges within half a second. A near talker cannot make it win: neither filter can
+    /// predict the talker, so the shadow's error stays at least the adapted one's. Only a foreground that takes
+    /// less than 3 dB off (the path lost, not merely tracked less well: a long tail the shadow fits faster after a
+    /// pause, q08, is left alone) is replaced, and only once it has counted as adapted.
+    private func judgeShadow(shadowErrorEnergy: Float, foregroundErrorEnergy: Float, referenceEnergy: Float) -> Bool {
+        var nearEnergy: Float = 0
+        for i in 0..<frameCount { nearEnergy += nearBlock[i] * nearBlock[i] }
+        let smoothing: Float = 0.2
+        shadowErrorSmoothed += smoothing * (shadowErrorEnergy - shadowErrorSmoothed)
+        foregroundErrorSmoothed += smoothing * (foregroundErrorEnergy - foregroundErrorSmoothed)
+        nearSmoothed += smoothing * (nearEnergy - nearSmoothed)
+        let farEndPlays = referenceEnergy > Float(2 * frameCount) * 1000
+        let winning = isAdapted && farEndPlays
+            && shadowErrorSmoothed < Self.shadowWinningRatio * foregroundErrorSmoothed
+            && foregroundErrorSmoothed > Self.shadowForegroundMinimumRatio * nearSmoothed
+        shadowWinningBlocks = winning ? shadowWinningBlocks + 1 : 0
+        guard shadowWinningBlocks >= Self.shadowWinningBlockCount else { return false }
+        shadowWinningBlocks = 0
+        return true
+    }
+
     /// W_j += μ_k · p_j · conj(X(age j + 1)) · E for every partition: last block's error against the reference
     /// spectra it was filtered from.
-    private func adaptBackground() {
+    private func adapt(_ weights: UnsafeMutablePointer<Float>, partitionWeight: UnsafeMutablePointer<Float>,
+                       stepPerBin: UnsafeMutablePointer<Float>, error: UnsafeMutablePointer<Float>) {
         let imaginary = laneBinCount
         for j in 0..<partitionCount {
-            let x = referenceSpectrum(age: j &+ 1), w = spectrum(background, j)
+            let x = referenceSpectrum(age: j &+ 1), w = spectrum(weights, j)
             let weight = SpectrumLanes(repeating: partitionWeight[j])
             var k = 0
             while k < laneBinCount {
                 let xr = SpectrumLanes(loading: x + k), xi = SpectrumLanes(loading: x + (imaginary &+ k))
-                let er = SpectrumLanes(loading: errorSpectrum + k)
-                let ei = SpectrumLanes(loading: errorSpectrum + (imaginary &+ k))
+                let er = SpectrumLanes(loading: error + k)
+                let ei = SpectrumLanes(loading: error + (imaginary &+ k))
                 let mu = weight * SpectrumLanes(loading: stepPerBin + k)
                 let wr = SpectrumLanes(loading: w + k), wi = SpectrumLanes(loading: w + (imaginary &+ k))
                 (wr + mu * (xr * er + xi * ei)).store(into: w + k)
                 (wi + mu * (xr * ei - xi * er)).store(into: w + (imaginary &+ k))
                 k &+= 4
             }
+        }
+    }
+
+    /// Constrains partition 0 and this block's rotating partition.
+    private func constrainDuePartitions(_ weights: UnsafeMutablePointer<Float>) {
+        for j in 0..<partitionCount where j == 0 || (partitionCount > 1 && blockIndex % (partitionCount - 1) == j - 1) {
+            constrain(spectrum(weights, j))
         }
     }
 

@@ -66,6 +66,10 @@ public final class EchoCanceller {
         set { filter.keepsStartupStep = newValue }
     }
 
+    /// Whether the last block found the learned path lost and took the shadow filter's instead, learning again
+    /// from the start-up rate (`BlockAdaptiveFilter.restartedFromShadow`). Real-time safe.
+    public var restartedFromShadow: Bool { filter.restartedFromShadow }
+
     /// Forgets the learned echo path. Real-time safe.
     public func reset() { filter.reset() }
 }

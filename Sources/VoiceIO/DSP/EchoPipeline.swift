@@ -183,6 +183,14 @@ public final class EchoPipeline: VoiceProcessor {
         // hall scene's near talker lost 0.5 dB in double talk).
         canceller.isFarEndAlone = suppressor.isNearEndQuiet
         var errorPower = cancel(input, microphone: microphoneBase, reference: referenceBase, output: cancelledBase)
+        if canceller.restartedFromShadow {
+            // The path changed under the filter: what the suppressor learned of its leftovers and took for a near
+            // talker since then was the new echo.
+            divergenceResetCount += 1
+            suppressor.forgetEchoCoupling()
+            suppressor.forgetNearEnd()
+            misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks)
+        }
         switch misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),
                                      microphonePower: microphonePower, farEndActive: farEndActive) {
         case .sudden:
