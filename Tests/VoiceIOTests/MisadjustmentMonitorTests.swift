@@ -107,6 +107,23 @@ import Testing
         #expect(Self.firstFindingOverPreEcho(preEchoBlocks: 3, onsetBlock: 300, blocks: 400) == .sudden)
     }
 
+    /// A near talker starting as the far end fades, under a filter the talker pulls (error = talker − 2·estimate:
+    /// louder than the microphone, correlation about −0.37): with the estimate 14 dB under the microphone that is
+    /// no moved path; the same error with the estimate at the microphone's level is one. (Eight blocks: the talker's
+    /// pull lasts a word; kept up for two correlation windows the sustained test would judge it.)
+    @Test func aWeakEstimateUnderANearTalkerIsNoFinding() throws {
+        func finding(estimateLevel: Float) -> MisadjustmentMonitor.Finding? {
+            Self.firstFinding(seed: 19, blocks: 308) { block, noise in
+                let echo = 0.1 * noise.next()
+                guard block > 300 else { return (echo, 0.003 * noise.next()) }
+                let y = estimateLevel * noise.next(), talker = 0.1 * noise.next()
+                return (y, talker - 2 * y)
+            }?.0
+        }
+        #expect(finding(estimateLevel: 0.02) == nil)
+        #expect(finding(estimateLevel: 0.1) == .sudden)
+    }
+
     @Test func aNearTalkersOnsetIsNoFinding() {
         #expect(Self.firstFinding(moved: false, switchBlock: 300, blocks: 600) == nil)
     }

@@ -19,7 +19,12 @@ import Glibc
 /// power; a near talker under a right filter cannot do that, it only adds to both), it correlates below
 /// `threshold` with the estimate, the microphone is not far below its recent level (a word's fading end), and
 /// before those blocks the filter took at least `suddenPriorERLEDecibels` off (so a near talker already talking,
-/// which keeps the error near the microphone's level, is not the "before"). 8 dB, not more: the average reaches
+/// which keeps the error near the microphone's level, is not the "before"), and the estimate holds at least a tenth
+/// of the microphone's power (`suddenMinimumEstimateRatio`): under a far end fading into a pause while a near
+/// talker starts, an estimate 10-15 dB under the microphone changes the error's power by a fraction of a dB either
+/// way, and a filter the talker pulls then passes the other tests by chance (our `pathchange` scene p08 was reset
+/// 0.2 s into its double talk: DT STOI 0.81, near talker −2.4 dB). A path that turned louder than the estimate by
+/// more than that is the shadow filter's to find (`BlockAdaptiveFilter.restartedFromShadow`). 8 dB, not more: the average reaches
 /// back 0.3 s, and a path that moves half a second after double talk (its blocks in the average) was missed at
 /// 15 dB and took 5 s to re-converge (`eval/scenes-changes.json`, c05).
 ///
@@ -53,6 +58,8 @@ struct MisadjustmentMonitor {
     var suddenPriorBlocks: Float = 30
     /// The sudden blocks' microphone power over its prior average below which they are not judged.
     var suddenMinimumLevelRatio: Float = 0.1
+    /// The sudden blocks' estimate power over their microphone power below which they are not judged (−10 dB).
+    var suddenMinimumEstimateRatio: Float = 0.1
     /// Blocks by which the reference leads the echo's arrival (the aligner's lead): a pre-echo lasts no longer.
     let leadBlocks: Int
 
@@ -157,7 +164,7 @@ struct MisadjustmentMonitor {
 
     private func judgeSudden(_ recent: SIMD4<Float>) -> Bool {
         guard farEndBlocks > settlingBlocks, priorCount >= suddenPriorBlocks, recent.y > 1e-12, recent.z > 1e-12,
-              recent.y >= recent.w,
+              recent.y >= recent.w, recent.z >= suddenMinimumEstimateRatio * recent.w,
               recent.w >= suddenMinimumLevelRatio * Float(suddenBlocks) * priorMicrophonePower,
               priorErrorPower * pow(10, suddenPriorERLEDecibels / 10) <= priorMicrophonePower else { return false }
         return recent.x / (recent.y * recent.z).squareRoot() < threshold
