@@ -61,14 +61,18 @@ extension ALSAPulseLoopbackTests {
     }
 
     /// Runs the unit (AGC off, bypass as given) on the loopback for `seconds` of captured audio, stalling the I/O
-    /// thread once for `stallMilliseconds` at `stallAtSeconds` when given.
+    /// thread once for `stallMilliseconds` at `stallAtSeconds` when given, a near talker (device rate) added to
+    /// the capture from `nearTalkerFromSeconds` when given.
     static func runEcho(seconds: Double, bypass: Bool, stallAtSeconds: Double? = nil,
-                        stallMilliseconds: Double = 0, watchFromSeconds: Double = 1) throws -> EchoRun {
+                        stallMilliseconds: Double = 0, watchFromSeconds: Double = 1,
+                        nearTalker: [Float] = [], nearTalkerFromSeconds: Double = 0) throws -> EchoRun {
         let periodsPerSecond = 100
         let stallCycle = stallAtSeconds.map { Int($0 * Double(periodsPerSecond)) }
         let device = StallingTapDevice(try loopbackDevice(), capacityFrames: Int(seconds * Double(sampleRate)),
                                        stallAtCycle: stallCycle, stallMicroseconds: UInt32(stallMilliseconds * 1000),
-                                       watchFromCycle: Int(watchFromSeconds * Double(periodsPerSecond)))
+                                       watchFromCycle: Int(watchFromSeconds * Double(periodsPerSecond)),
+                                       nearTalker: nearTalker,
+                                       nearTalkerFromFrame: Int(nearTalkerFromSeconds * Double(sampleRate)))
         var beforeStall: VoiceProcessingStatistics?
         let (unit, processed) = try EchoRunSupport.run(on: device, voiceRate: voiceRate, seconds: seconds,
                                                        bypass: bypass) { unit in
@@ -165,7 +169,9 @@ extension ALSAPulseLoopbackTests {
 
 /// Test instrument around a device: keeps the raw capture, and stalls the I/O thread once at a given cycle,
 /// timing how much capture went missing across the stall (wall-clock time minus audio delivered, from the cycle
-/// before the stall to 100 cycles after it). The cycle it adds is real-time safe apart from the one stall.
+/// before the stall to 100 cycles after it). It can add a near talker to the capture from a given frame on (a
+/// talker in the room, heard with the loopback's echo). The cycle it adds is real-time safe apart from the one
+/// stall.
 final class StallingTapDevice: AudioDevice, @unchecked Sendable {
     struct Gap {
         var stallMilliseconds: Double
@@ -185,12 +191,23 @@ final class StallingTapDevice: AudioDevice, @unchecked Sendable {
     private var watch: DeliveryWatch
     private var watchAfterStall: DeliveryWatch?
     private let lateAfterStallMicroseconds = Atomic<Int>(0)
+    /// The near talker (device rate; empty: none), the capture frame it starts at, and the capture with it added.
+    private let nearTalker: UnsafeMutableBufferPointer<Float>
+    private let nearTalkerFromFrame: Int
+    private let heard: UnsafeMutableBufferPointer<Float>
+    private var capturedFrames = 0
 
-    /// `watchFromCycle`: the cycle from which `lateMilliseconds` watches the delivery.
+    /// `watchFromCycle`: the cycle from which `lateMilliseconds` watches the delivery. `nearTalker` (device rate) is
+    /// added to the capture from frame `nearTalkerFromFrame` on.
     init(_ wrapped: any AudioDevice, capacityFrames: Int, stallAtCycle: Int?, stallMicroseconds: UInt32,
-         watchFromCycle: Int = 100) {
+         watchFromCycle: Int = 100, nearTalker: [Float] = [], nearTalkerFromFrame: Int = 0) {
         self.wrapped = wrapped
         microphone = FrameRecorder(capacity: capacityFrames)
+        self.nearTalker = .allocate(capacity: nearTalker.count)
+        _ = self.nearTalker.initialize(from: nearTalker)
+        self.nearTalkerFromFrame = nearTalkerFromFrame
+        heard = .allocate(capacity: 16384)
+        heard.initialize(repeating: 0)
         self.stallAtCycle = stallAtCycle
         self.stallMicroseconds = stallMicroseconds
         watch = DeliveryWatch(fromCycle: watchFromCycle)
@@ -224,12 +241,29 @@ final class StallingTapDevice: AudioDevice, @unchecked Sendable {
         return given
     }
 
+    deinit {
+        nearTalker.deallocate()
+        heard.deallocate()
+    }
+
     func start(_ cycle: @escaping DeviceIOCycle) throws {
         try wrapped.start { [unowned self] capture, playback in
-            microphone.append(capture)
-            cycle(capture, playback)
+            let withTalker = addNearTalker(to: capture)
+            microphone.append(withTalker)
+            cycle(withTalker, playback)
             instrument(frameCount: capture.count)
         }
+    }
+
+    /// The capture with the near talker's frames for its span added (the capture itself without a talker).
+    private func addNearTalker(to capture: UnsafeBufferPointer<Float>) -> UnsafeBufferPointer<Float> {
+        defer { capturedFrames += capture.count }
+        guard nearTalker.count > 0, capture.count <= heard.count else { return capture }
+        for index in 0..<capture.count {
+            let talkerIndex = capturedFrames + index - nearTalkerFromFrame
+            heard[index] = capture[index] + (talkerIndex >= 0 && talkerIndex < nearTalker.count ? nearTalker[talkerIndex] : 0)
+        }
+        return UnsafeBufferPointer(rebasing: heard[..<capture.count])
     }
 
     func stop() { wrapped.stop() }

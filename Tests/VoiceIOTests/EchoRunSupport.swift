@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 @testable import VoiceIO
 import VoiceIOSimulation
@@ -32,5 +33,44 @@ enum EchoRunSupport {
         unit.stop()
         try #require(filled, "the loopback delivered \(device.microphone.frameCount) frames")
         return (unit, processed.frames)
+    }
+
+    /// A near talker (Tests/Fixtures) as loud as the far end's speech, which a digital loopback returns at its own
+    /// level (about 0 dB speech to echo), `seconds` long: at the device rate to add to the capture, and at the
+    /// voice rate to find it in the output.
+    static func nearTalker(seconds: Double, deviceRate: Int, voiceRate: Int) throws -> (device: [Float], voice: [Float]) {
+        let far = try Signal.farSpeech(seconds: 4)
+        let atDeviceRate = try Signal.fixture("near-speech-16k.wav", sampleRate: deviceRate)
+        let scale = Float(pow(10, (Signal.powerDB(far) - Signal.powerDB(atDeviceRate)) / 20))
+        let voice = try Signal.fixture("near-speech-16k.wav", sampleRate: voiceRate)
+        return (atDeviceRate.prefix(Int(seconds * Double(deviceRate))).map { $0 * scale },
+                voice.prefix(Int(seconds * Double(voiceRate))).map { $0 * scale })
+    }
+
+    /// The near talker's least-squares gain in `processed` (voice rate) over `span` seconds, `talker` (voice rate)
+    /// starting at `fromSeconds`, at the lag (0-100 ms, the unit's latency) that correlates best, in dB; and that
+    /// correlation.
+    static func talkerGain(processed: [Float], talker: [Float], voiceRate: Int, fromSeconds: Double,
+                           span: ClosedRange<Double>) -> (gainDB: Double, correlation: Double) {
+        let rate = Double(voiceRate), start = Int(fromSeconds * rate)
+        let frames = Int(span.lowerBound * rate)..<min(Int(span.upperBound * rate), processed.count)
+        func sums(lag: Int, over range: Range<Int>) -> (cross: Double, talker: Double, output: Double) {
+            var sums = (cross: 0.0, talker: 0.0, output: 0.0)
+            for index in range {
+                let talkerIndex = index - start - lag
+                let t = talkerIndex >= 0 && talkerIndex < talker.count ? Double(talker[talkerIndex]) : 0
+                let o = Double(processed[index])
+                sums.cross += o * t; sums.talker += t * t; sums.output += o * o
+            }
+            return sums
+        }
+        let searched = frames.lowerBound..<min(frames.upperBound, frames.lowerBound + Int(rate))
+        let lag = (0...Int(0.1 * rate)).max { a, b in
+            let x = sums(lag: a, over: searched), y = sums(lag: b, over: searched)
+            return x.cross / max(x.talker, 1e-20).squareRoot() < y.cross / max(y.talker, 1e-20).squareRoot()
+        } ?? 0
+        let s = sums(lag: lag, over: frames)
+        let gain = s.cross / max(s.talker, 1e-20)
+        return (20 * log10(max(abs(gain), 1e-10)), s.cross / max((s.talker * s.output).squareRoot(), 1e-20))
     }
 }

@@ -8,12 +8,15 @@ import VoiceIOSimulation
 extension PipeWireDeviceTests {
     static let voiceRate = 16000
 
-    /// Runs the unit (AGC off, bypass as given) for `seconds` of captured audio; returns the raw microphone
-    /// (device rate), the processed voice (voice rate) and the unit's statistics.
-    static func runEcho(_ loopback: PipeWireLoopback, seconds: Double, bypass: Bool) throws
+    /// Runs the unit (AGC off, bypass as given) for `seconds` of captured audio, a near talker (device rate) added
+    /// to the capture from `nearTalkerFromSeconds` when given; returns the raw microphone (device rate), the
+    /// processed voice (voice rate) and the unit's statistics.
+    static func runEcho(_ loopback: PipeWireLoopback, seconds: Double, bypass: Bool, nearTalker: [Float] = [],
+                        nearTalkerFromSeconds: Double = 0) throws
         -> (microphone: [Float], processed: [Float], statistics: VoiceProcessingStatistics) {
         let device = StallingTapDevice(Self.device(loopback), capacityFrames: Int(seconds * Double(sampleRate)),
-                                       stallAtCycle: nil, stallMicroseconds: 0)
+                                       stallAtCycle: nil, stallMicroseconds: 0, nearTalker: nearTalker,
+                                       nearTalkerFromFrame: Int(nearTalkerFromSeconds * Double(sampleRate)))
         let run = try EchoRunSupport.run(on: device, voiceRate: voiceRate, seconds: seconds, bypass: bypass)
         return (device.microphone.frames, run.processed, run.unit.statistics)
     }
@@ -43,6 +46,35 @@ extension PipeWireDeviceTests {
         #expect(reduction >= 20, "echo reduced by only \(reduction) dB")
         #expect(stats.isDelayEstimated)
         #expect((10...45).contains(stats.measuredDelayMilliseconds), "measured delay \(stats.measuredDelayMilliseconds) ms")
+    }
+
+    /// Double talk on PipeWire: a near talker as loud as the echo from the fourth second on, as on PulseAudio
+    /// (`theUnitKeepsANearTalkerOverTheLoopbacksEcho`); a run with xruns is repeated (3 at most).
+    @Test func theUnitKeepsANearTalkerOnPipeWire() throws {
+        guard let loopback = PipeWireLoopback.require(#function) else { return }
+        let seconds = 8.0, talkerFrom = 4.0
+        let talker = try EchoRunSupport.nearTalker(seconds: seconds - talkerFrom, deviceRate: Self.sampleRate,
+                                                   voiceRate: Self.voiceRate)
+        func doubleTalkRun() throws -> (microphone: [Float], processed: [Float], statistics: VoiceProcessingStatistics) {
+            try Self.runEcho(loopback, seconds: seconds, bypass: false, nearTalker: talker.device,
+                             nearTalkerFromSeconds: talkerFrom)
+        }
+        var run = try doubleTalkRun()
+        var attempts = 1
+        while run.statistics.deviceXrunCount > 0, attempts < 3 {
+            print("pipewire double talk: attempt \(attempts) repeated: \(run.statistics.deviceXrunCount) xrun(s)")
+            run = try doubleTalkRun()
+            attempts += 1
+        }
+        let echoAlone = Self.reductionDB(run, from: 2.5, to: 4)
+        let kept = EchoRunSupport.talkerGain(processed: run.processed, talker: talker.voice, voiceRate: Self.voiceRate,
+                                             fromSeconds: talkerFrom, span: (talkerFrom + 0.5)...seconds)
+        print("pipewire double talk: echo alone reduced \(echoAlone) dB (2.5-4 s); near talker in double talk"
+              + " \(kept.gainDB) dB (correlation \(kept.correlation), 4.5-8 s); xruns \(run.statistics.deviceXrunCount);"
+              + " attempt \(attempts)")
+        #expect(echoAlone >= 20, "echo reduced by only \(echoAlone) dB before the talker")
+        #expect(kept.gainDB >= -3 && kept.gainDB <= 1, "near talker at \(kept.gainDB) dB in double talk")
+        #expect(kept.correlation >= 0.8, "the output holds the talker at correlation \(kept.correlation)")
     }
 
     @Test func bypassLeavesTheEchoOnPipeWireAsCaptured() throws {
