@@ -12,15 +12,8 @@ extension ALSAPulseLoopbackTests {
         let seconds = 8.0, talkerFrom = 4.0
         let talker = try EchoRunSupport.nearTalker(seconds: seconds - talkerFrom, deviceRate: Self.sampleRate,
                                                    voiceRate: Self.voiceRate)
-        func doubleTalkRun() throws -> EchoRun {
+        let (run, attempts) = try Self.undisturbedRun("pulse double talk") {
             try Self.runEcho(seconds: seconds, bypass: false, nearTalker: talker.device, nearTalkerFromSeconds: talkerFrom)
-        }
-        var run = try doubleTalkRun()
-        var attempts = 1
-        while let disturbance = run.disturbance, attempts < 3 {
-            print("pulse double talk: attempt \(attempts) repeated: \(disturbance)")
-            run = try doubleTalkRun()
-            attempts += 1
         }
         let echoAlone = run.reductionDB(fromSeconds: 2.5, toSeconds: 4)
         let kept = EchoRunSupport.talkerGain(processed: run.processed, talker: talker.voice, voiceRate: Self.voiceRate,

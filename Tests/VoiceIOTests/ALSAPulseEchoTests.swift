@@ -93,17 +93,24 @@ extension ALSAPulseLoopbackTests {
             + " (applied \(stats.delayMilliseconds) ms, estimated \(stats.isDelayEstimated)), xruns \(stats.deviceXrunCount)"
     }
 
+    /// Makes runs until one is undisturbed (`EchoRun.disturbance`), 3 at most, printing why each repeated one was;
+    /// returns the last and how many were made.
+    static func undisturbedRun(_ label: String, _ makeRun: () throws -> EchoRun) throws -> (run: EchoRun, attempts: Int) {
+        var run = try makeRun()
+        var attempts = 1
+        while let disturbance = run.disturbance, attempts < 3 {
+            print("\(label): attempt \(attempts) repeated: \(disturbance)")
+            run = try makeRun()
+            attempts += 1
+        }
+        return (run, attempts)
+    }
+
     /// A run the machine disturbed (xruns, or a starved daemon delivering late while the canceller converges or
     /// is measured) cut or shifted the echo path under the canceller; such runs are repeated (3 at most) and
     /// the reason is printed.
     @Test func theUnitRemovesTheLoopbacksEcho() throws {
-        var run = try Self.runEcho(seconds: 5, bypass: false)
-        var attempts = 1
-        while let disturbance = run.disturbance, attempts < 3 {
-            print("pulse echo: attempt \(attempts) repeated: \(disturbance) (reduction \(run.reductionDB(fromSeconds: 3, toSeconds: 5)) dB)")
-            run = try Self.runEcho(seconds: 5, bypass: false)
-            attempts += 1
-        }
+        let (run, attempts) = try Self.undisturbedRun("pulse echo") { try Self.runEcho(seconds: 5, bypass: false) }
         let reduction = run.reductionDB(fromSeconds: 3, toSeconds: 5)
         print("pulse echo: reduction \(reduction) dB over the last 2 s of 5 s (mic \(Signal.powerDB(run.microphone)) dB); \(Self.describe(run.statistics)); late at most \(run.lateMilliseconds) ms; attempt \(attempts)\(run.disturbance.map { ", still disturbed: \($0)" } ?? "")")
         #expect(Signal.powerDB(run.microphone, from: 3 * Self.sampleRate) > -40, "no echo came back")

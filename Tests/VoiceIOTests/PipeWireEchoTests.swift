@@ -12,8 +12,7 @@ extension PipeWireDeviceTests {
     /// to the capture from `nearTalkerFromSeconds` when given; returns the raw microphone (device rate), the
     /// processed voice (voice rate) and the unit's statistics.
     static func runEcho(_ loopback: PipeWireLoopback, seconds: Double, bypass: Bool, nearTalker: [Float] = [],
-                        nearTalkerFromSeconds: Double = 0) throws
-        -> (microphone: [Float], processed: [Float], statistics: VoiceProcessingStatistics) {
+                        nearTalkerFromSeconds: Double = 0) throws -> EchoRun {
         let device = StallingTapDevice(Self.device(loopback), capacityFrames: Int(seconds * Double(sampleRate)),
                                        stallAtCycle: nil, stallMicroseconds: 0, nearTalker: nearTalker,
                                        nearTalkerFromFrame: Int(nearTalkerFromSeconds * Double(sampleRate)))
@@ -22,23 +21,30 @@ extension PipeWireDeviceTests {
     }
 
     /// Processed over raw microphone power between `from` and `to` seconds, in dB (positive: quieter).
-    static func reductionDB(_ run: (microphone: [Float], processed: [Float], statistics: VoiceProcessingStatistics),
-                            from: Double, to: Double) -> Double {
+    static func reductionDB(_ run: EchoRun, from: Double, to: Double) -> Double {
         Signal.powerDB(run.microphone, from: Int(from * Double(sampleRate)), to: Int(to * Double(sampleRate)))
             - Signal.powerDB(run.processed, from: Int(from * Double(voiceRate)), to: Int(to * Double(voiceRate)))
     }
 
-    /// A run with xruns (the machine starved the daemon or the unit: the echo path was cut under the canceller) is
-    /// repeated, 3 runs at most, and printed; as on PulseAudio (`ALSAPulseEchoTests`).
-    @Test func theUnitRemovesTheEchoOnPipeWire() throws {
-        guard let loopback = PipeWireLoopback.require(#function) else { return }
-        var run = try Self.runEcho(loopback, seconds: 5, bypass: false)
+    typealias EchoRun = (microphone: [Float], processed: [Float], statistics: VoiceProcessingStatistics)
+
+    /// Makes runs until one has no xrun (the machine starved the daemon or the unit: the echo path was cut under
+    /// the canceller), 3 at most, printing each repeated one; returns the last and how many were made.
+    static func runWithoutXruns(_ label: String, _ makeRun: () throws -> EchoRun) throws -> (run: EchoRun, attempts: Int) {
+        var run = try makeRun()
         var attempts = 1
         while run.statistics.deviceXrunCount > 0, attempts < 3 {
-            print("pipewire echo: attempt \(attempts) repeated: \(run.statistics.deviceXrunCount) xrun(s) (reduction \(Self.reductionDB(run, from: 3, to: 5)) dB)")
-            run = try Self.runEcho(loopback, seconds: 5, bypass: false)
+            print("\(label): attempt \(attempts) repeated: \(run.statistics.deviceXrunCount) xrun(s)")
+            run = try makeRun()
             attempts += 1
         }
+        return (run, attempts)
+    }
+
+    /// A run with xruns is repeated, 3 runs at most, and printed; as on PulseAudio (`ALSAPulseEchoTests`).
+    @Test func theUnitRemovesTheEchoOnPipeWire() throws {
+        guard let loopback = PipeWireLoopback.require(#function) else { return }
+        let (run, _) = try Self.runWithoutXruns("pipewire echo") { try Self.runEcho(loopback, seconds: 5, bypass: false) }
         let reduction = Self.reductionDB(run, from: 3, to: 5)
         let stats = run.statistics
         print("pipewire echo: reduction \(reduction) dB over the last 2 s of 5 s (mic \(Signal.powerDB(run.microphone)) dB); ERLE \(stats.erleDB) dB, measured delay \(stats.measuredDelayMilliseconds) ms, xruns \(stats.deviceXrunCount)")
@@ -55,16 +61,9 @@ extension PipeWireDeviceTests {
         let seconds = 8.0, talkerFrom = 4.0
         let talker = try EchoRunSupport.nearTalker(seconds: seconds - talkerFrom, deviceRate: Self.sampleRate,
                                                    voiceRate: Self.voiceRate)
-        func doubleTalkRun() throws -> (microphone: [Float], processed: [Float], statistics: VoiceProcessingStatistics) {
+        let (run, attempts) = try Self.runWithoutXruns("pipewire double talk") {
             try Self.runEcho(loopback, seconds: seconds, bypass: false, nearTalker: talker.device,
                              nearTalkerFromSeconds: talkerFrom)
-        }
-        var run = try doubleTalkRun()
-        var attempts = 1
-        while run.statistics.deviceXrunCount > 0, attempts < 3 {
-            print("pipewire double talk: attempt \(attempts) repeated: \(run.statistics.deviceXrunCount) xrun(s)")
-            run = try doubleTalkRun()
-            attempts += 1
         }
         let echoAlone = Self.reductionDB(run, from: 2.5, to: 4)
         let kept = EchoRunSupport.talkerGain(processed: run.processed, talker: talker.voice, voiceRate: Self.voiceRate,
