@@ -270,6 +270,36 @@ import CAllocCounter
         #expect(level > -4 && level < 4, "output \(level) dB relative to the noise")
     }
 
+    /// A talker who talks on through a pause of the far end, for longer than the noise window, over a room at
+    /// -60 dBFS; then the far end plays alone. The comfort noise that fills what the suppressor takes off the
+    /// far end's blocks must be the room's, not the talker's.
+    /// A talker who talks on through a 3 s pause of the far end, longer than the noise window, then the far end
+    /// alone over a filter that leaves much of its echo (heavy suppression, so the comfort noise fills most of the
+    /// output): that noise must be the room's (-60 dBFS), not the talk's.
+    @Test func comfortNoiseAfterATalkIsTheRooms() {
+        var scene = Self.scene(seconds: 8, farEnd: true, nearEnd: false, noiseRMS: 0.001)
+        let fixture = EchoSceneFixture(sampleRate: Self.rate)
+        // Speech whose pauses a reverberant room fills: the talker's words over their own tail, 20 dB above the room.
+        let words = fixture.speechLike(seconds: 3.5, rms: 0.05, seed: 53)
+        let tail = fixture.noise(count: words.count, rms: 0.01, seed: 55)
+        let onset = 3 * Self.rate / 2
+        for i in (2 * Self.rate)..<(5 * Self.rate) {
+            scene.far[i] = 0
+            scene.estimate[i] = 0
+            scene.microphone[i] = scene.noise[i]
+        }
+        for i in 0..<words.count { scene.near[onset + i] = words[i] + tail[i] }
+        for i in scene.microphone.indices {
+            scene.microphone[i] += scene.near[i]
+            scene.output[i] = scene.microphone[i] - scene.estimate[i]
+        }
+        let out = Self.suppress(scene)
+        // 10 dB above the room over the first 0.75 s (11.2, 10.1, 7.9 dB per quarter second) while the floor, lifted
+        // by the talk, came back down; 0.6-2.3 dB with the floor held through the talk.
+        let level = Self.decibels(Self.power(out, from: 5, to: 5.75) / Self.power(scene.noise, from: 5, to: 5.75))
+        #expect(level > -4 && level < 4, "output \(level) dB relative to the room for 0.75 s after the talk")
+    }
+
     @Test func processDoesNotAllocate() {
         let scene = Self.scene(seconds: 1, farEnd: true, nearEnd: true)
         // An unoptimised build instantiates generic metadata the first time a path runs (once per process, so
