@@ -38,14 +38,8 @@ final class BlockAdaptiveFilter {
     private let accumulator: UnsafeMutablePointer<Float>       // 2 × laneBinCount
     private let errorSpectrum: UnsafeMutablePointer<Float>     // 2 × laneBinCount
 
-    // Per-bin statistics (laneBinCount each).
-    private let referencePower: UnsafeMutablePointer<Float>
-    private let stepPerBin: UnsafeMutablePointer<Float>
-    private let errorPowerSmoothed: UnsafeMutablePointer<Float>
-    private let echoPowerSmoothed: UnsafeMutablePointer<Float>
-    private let errorPowerBins: UnsafeMutablePointer<Float>
-    private let echoPowerBins: UnsafeMutablePointer<Float>
-    private let referencePowerBins: UnsafeMutablePointer<Float>
+    /// The per-bin step, from this block's power spectra (`MDFLearningRate`).
+    private let rate: MDFLearningRate
     private let partitionWeight: UnsafeMutablePointer<Float>
     private let crossfade: UnsafeMutablePointer<Float>         // rising half of a Hann window over 2 blocks
 
@@ -73,33 +67,21 @@ final class BlockAdaptiveFilter {
     private var notch: DCNotch
     private var previousNear: Float = 0, previousReference: Float = 0, previousOutput: Float = 0
     private var blockIndex = 0
-    private var isAdapted = false
-    private var adaptationSum: Float = 0
     private var saturationHoldBlocks = 0
     private var misbehavingBlocks = 0
-    private var echoErrorCorrelation: Float = 1, echoPowerCorrelation: Float = 1
-    private var leak: Float = 0
     private var fastMeanDifference: Float = 0, slowMeanDifference: Float = 0
     private var fastDifferenceVariance: Float = 0, slowDifferenceVariance: Float = 0
 
-    private let farSmoothing: Float
-    private let spectralSmoothing: Float
-    private let correlationRate: Float
-    private let correlationRateCeiling: Float
     /// Forward transforms are scaled by 1 / window, as speexdsp's are, so its regularisers carry over.
     private let forwardScale: Float
     private let inverseScale: Float
     private static var preEmphasis: Float { 0.9 }
-    /// The adapted step's floor while `keepsStartupStep`, in start-up steps.
-    private static var startupStepFloor: Float { 1.5 }
-
-    /// Whether the adapted learning rate may not fall below 1.5 times the fixed start-up rate: set it while the far
-    /// end plays alone for sure. Once adapted, the rate follows the leak estimate (echo the filter does not yet
-    /// explain), which suits speech; on sustained music the estimate sits at its floor and the filter stalls
-    /// several dB short of what the start-up rate reaches (`scripts/music-echo`: 18-27 dB instead of 33-35 on
-    /// three of five held-music recordings). While the near end talks the floor must be off: kept through double
-    /// talk, it cost the near talker 0.3 in PESQ. Real-time safe; set it before `process`.
-    var keepsStartupStep = false
+    /// Whether the adapted learning rate keeps a floor at the start-up rate (`MDFLearningRate.keepsStartupStep`): set
+    /// it while the far end plays alone for sure. Real-time safe; set it before `process`.
+    var keepsStartupStep: Bool {
+        get { rate.keepsStartupStep }
+        set { rate.keepsStartupStep = newValue }
+    }
 
     init(frameCount: Int, filterLengthFrames: Int, sampleRate: Int) {
         self.frameCount = frameCount
@@ -121,13 +103,8 @@ final class BlockAdaptiveFilter {
         foreground = .zeroed(partitionCount * spectrum)
         accumulator = .zeroed(spectrum)
         errorSpectrum = .zeroed(spectrum)
-        referencePower = .zeroed(laneBinCount)
-        stepPerBin = .zeroed(laneBinCount)
-        errorPowerSmoothed = .zeroed(laneBinCount)
-        echoPowerSmoothed = .zeroed(laneBinCount)
-        errorPowerBins = .zeroed(laneBinCount)
-        echoPowerBins = .zeroed(laneBinCount)
-        referencePowerBins = .zeroed(laneBinCount)
+        rate = MDFLearningRate(frameCount: frameCount, partitionCount: partitionCount, sampleRate: sampleRate,
+                               binCount: binCount, laneBinCount: laneBinCount)
         partitionWeight = .zeroed(partitionCount)
         crossfade = .zeroed(2 * frameCount)
         shadow = .zeroed(partitionCount * spectrum)
@@ -140,11 +117,6 @@ final class BlockAdaptiveFilter {
             crossfade[i] = Float(0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(2 * frameCount)))
         }
         notch = DCNotch(radius: DCNotch.speexRadius(sampleRate: sampleRate))
-        let blocks = Float(partitionCount)
-        farSmoothing = 0.35 / blocks
-        spectralSmoothing = Float(frameCount) / Float(sampleRate)
-        correlationRate = 2 * Float(frameCount) / Float(sampleRate)
-        correlationRateCeiling = 0.5 * Float(frameCount) / Float(sampleRate)
         forwardScale = 1 / Float(2 * frameCount)
         inverseScale = Float(2 * frameCount)
         // Initial proportional weights: about ten times more step for the first partition than for the last.
@@ -169,9 +141,7 @@ final class BlockAdaptiveFilter {
 
     deinit {
         for pointer in [referenceWindow, nearBlock, foregroundEcho, backgroundEcho, scratch, errorWindow,
-                        referenceSpectra, background, foreground, accumulator, errorSpectrum, referencePower,
-                        stepPerBin, errorPowerSmoothed, echoPowerSmoothed, errorPowerBins, echoPowerBins,
-                        referencePowerBins, partitionWeight, crossfade, shadow, shadowEcho, shadowErrorWindow,
+                        referenceSpectra, background, foreground, accumulator, errorSpectrum, partitionWeight, crossfade, shadow, shadowEcho, shadowErrorWindow,
                         shadowErrorSpectrum, shadowStepPerBin, shadowPartitionWeight] {
             pointer.deallocate()
         }
@@ -186,16 +156,13 @@ final class BlockAdaptiveFilter {
         background.update(repeating: 0, count: partitionCount * spectrum)
         foreground.update(repeating: 0, count: partitionCount * spectrum)
         errorSpectrum.update(repeating: 0, count: spectrum)
-        referencePower.update(repeating: 0, count: laneBinCount)
-        stepPerBin.update(repeating: 1, count: laneBinCount)
-        errorPowerSmoothed.update(repeating: 0, count: laneBinCount)
-        echoPowerSmoothed.update(repeating: 0, count: laneBinCount)
+        rate.reset()
         notch.reset()
         previousNear = 0; previousReference = 0; previousOutput = 0
         blockIndex = 0
         saturationHoldBlocks = 0
         misbehavingBlocks = 0
-        restartLearningRate()
+        forgetPathComparison()
         newestSpectrum = 0
         shadow.update(repeating: 0, count: partitionCount * spectrum)
         shadowErrorWindow.update(repeating: 0, count: windowFrameCount)
@@ -204,12 +171,8 @@ final class BlockAdaptiveFilter {
         shadowWinningBlocks = 0
     }
 
-    /// Back to the start-up rate, the leak estimate and the two paths' comparison forgotten.
-    private func restartLearningRate() {
-        isAdapted = false
-        adaptationSum = 0
-        echoErrorCorrelation = 1; echoPowerCorrelation = 1
-        leak = 0
+    /// Forgets the two paths' comparison (`decideBetweenPaths`).
+    private func forgetPathComparison() {
         fastMeanDifference = 0; slowMeanDifference = 0
         fastDifferenceVariance = 0; slowDifferenceVariance = 0
     }
@@ -305,9 +268,9 @@ final class BlockAdaptiveFilter {
         }
 
         let shadowErrorEnergy = runShadow()
-        if isAdapted { adjustPartitionWeights() }
+        if rate.isAdapted { adjustPartitionWeights() }
         if saturationHoldBlocks == 0 {
-            adapt(background, partitionWeight: partitionWeight, stepPerBin: stepPerBin, error: errorSpectrum)
+            adapt(background, partitionWeight: partitionWeight, stepPerBin: rate.stepPerBin, error: errorSpectrum)
         } else {
             saturationHoldBlocks -= 1
         }
@@ -332,7 +295,8 @@ final class BlockAdaptiveFilter {
             foregroundEcho.update(from: shadowEcho, count: n)
             backgroundEcho.update(from: shadowEcho, count: n)
             backgroundErrorEnergy = shadowErrorEnergy
-            restartLearningRate()
+            rate.restart()
+            forgetPathComparison()
         }
 
         // Output (foreground echo removed, de-emphasised) and the background error for adaptation.
@@ -355,9 +319,9 @@ final class BlockAdaptiveFilter {
         scratch.update(repeating: 0, count: window - n)
         (scratch + errorStart).update(from: backgroundEcho, count: n)
         forward(scratch, into: accumulator)
-        powerSpectrum(errorSpectrum, into: errorPowerBins)
-        powerSpectrum(accumulator, into: echoPowerBins)
-        powerSpectrum(newest, into: referencePowerBins)
+        powerSpectrum(errorSpectrum, into: rate.errorPowerBins)
+        powerSpectrum(accumulator, into: rate.echoPowerBins)
+        powerSpectrum(newest, into: rate.referencePowerBins)
 
         let finite = backgroundErrorEnergy >= 0 && echoEnergy >= 0 && referenceEnergy >= 0
             && foregroundErrorEnergy < timeN * 1e9 && echoEnergy < timeN * 1e9 && referenceEnergy < timeN * 1e9
@@ -373,8 +337,8 @@ final class BlockAdaptiveFilter {
             reset()
             return
         }
-        updateLearningRate(errorEnergy: max(backgroundErrorEnergy, timeN * 100), echoEnergy: echoEnergy,
-                           errorEchoCorrelation: errorEchoCorrelation, referenceEnergy: 2 * referenceEnergy)
+        rate.update(errorEnergy: max(backgroundErrorEnergy, timeN * 100), echoEnergy: echoEnergy,
+                    errorEchoCorrelation: errorEchoCorrelation, referenceEnergy: 2 * referenceEnergy)
     }
 
     private func powerSpectrum(_ spectrum: UnsafeMutablePointer<Float>, into power: UnsafeMutablePointer<Float>) {
@@ -389,7 +353,7 @@ final class BlockAdaptiveFilter {
     /// Returns its error energy.
     private func runShadow() -> Float {
         if saturationHoldBlocks == 0 {
-            for k in 0..<laneBinCount { shadowStepPerBin[k] = 1 / (referencePower[k] + 10) }
+            for k in 0..<laneBinCount { shadowStepPerBin[k] = 1 / (rate.referencePower[k] + 10) }
             adapt(shadow, partitionWeight: shadowPartitionWeight, stepPerBin: shadowStepPerBin, error: shadowErrorSpectrum)
         }
         constrainDuePartitions(shadow)
@@ -421,7 +385,7 @@ final class BlockAdaptiveFilter {
         foregroundErrorSmoothed += smoothing * (foregroundErrorEnergy - foregroundErrorSmoothed)
         nearSmoothed += smoothing * (nearEnergy - nearSmoothed)
         let farEndPlays = referenceEnergy > Float(2 * frameCount) * 1000
-        let winning = isAdapted && farEndPlays
+        let winning = rate.isAdapted && farEndPlays
             && shadowErrorSmoothed < Self.shadowWinningRatio * foregroundErrorSmoothed
             && foregroundErrorSmoothed > Self.shadowForegroundMinimumRatio * nearSmoothed
         shadowWinningBlocks = winning ? shadowWinningBlocks + 1 : 0
@@ -520,48 +484,6 @@ final class BlockAdaptiveFilter {
             see = sff
             fastMeanDifference = 0; slowMeanDifference = 0
             fastDifferenceVariance = 0; slowDifferenceVariance = 0
-        }
-    }
-
-    /// The per-bin step for the next block from the leak estimate and the residual-to-error ratio.
-    private func updateLearningRate(errorEnergy see: Float, echoEnergy syy: Float, errorEchoCorrelation sey: Float,
-                                    referenceEnergy sxx: Float) {
-        var blockCorrelation: Float = 1, blockEchoPower: Float = 1
-        for k in 0..<binCount {
-            referencePower[k] = (1 - farSmoothing) * referencePower[k] + 1 + farSmoothing * referencePowerBins[k]
-            let eh = errorPowerBins[k] - errorPowerSmoothed[k]
-            let yh = echoPowerBins[k] - echoPowerSmoothed[k]
-            blockCorrelation += eh * yh
-            blockEchoPower += yh * yh
-            errorPowerSmoothed[k] = (1 - spectralSmoothing) * errorPowerSmoothed[k] + spectralSmoothing * errorPowerBins[k]
-            echoPowerSmoothed[k] = (1 - spectralSmoothing) * echoPowerSmoothed[k] + spectralSmoothing * echoPowerBins[k]
-        }
-        blockEchoPower = blockEchoPower.squareRoot()
-        blockCorrelation /= blockEchoPower
-        let alpha = min(correlationRate * syy, correlationRateCeiling * see) / see
-        echoErrorCorrelation = (1 - alpha) * echoErrorCorrelation + alpha * blockCorrelation
-        echoPowerCorrelation = max(1, (1 - alpha) * echoPowerCorrelation + alpha * blockEchoPower)
-        echoErrorCorrelation = min(max(echoErrorCorrelation, 0.005 * echoPowerCorrelation), echoPowerCorrelation)
-        leak = echoErrorCorrelation / echoPowerCorrelation
-
-        var residualToError = (0.0001 * sxx + 3 * leak * syy) / see
-        residualToError = max(residualToError, sey * sey / (1 + see * syy))
-        residualToError = min(residualToError, 0.5)
-
-        if !isAdapted && adaptationSum > Float(partitionCount) && leak * syy > 0.03 * syy { isAdapted = true }
-        // The fixed start-up rate: a quarter of the reference over the error energy, while the reference plays.
-        let startupRate = sxx > Float(2 * frameCount) * 1000 ? min(0.25 * sxx, 0.25 * see) / see : 0
-        if isAdapted {
-            let floorRate = keepsStartupStep ? Self.startupStepFloor * startupRate : 0
-            for k in 0..<binCount {
-                let e = errorPowerBins[k] + 1
-                var r = min(leak * echoPowerBins[k], 0.5 * e)
-                r = 0.7 * r + 0.3 * residualToError * e
-                stepPerBin[k] = max(r / (e * (referencePower[k] + 10)), floorRate / (referencePower[k] + 10))
-            }
-        } else {
-            for k in 0..<binCount { stepPerBin[k] = startupRate / (referencePower[k] + 10) }
-            adaptationSum += startupRate
         }
     }
 
