@@ -141,8 +141,9 @@ final class BlockAdaptiveFilter {
 
     deinit {
         for pointer in [referenceWindow, nearBlock, foregroundEcho, backgroundEcho, scratch, errorWindow,
-                        referenceSpectra, background, foreground, accumulator, errorSpectrum, partitionWeight, crossfade, shadow, shadowEcho, shadowErrorWindow,
-                        shadowErrorSpectrum, shadowStepPerBin, shadowPartitionWeight] {
+                        referenceSpectra, background, foreground, accumulator, errorSpectrum, partitionWeight,
+                        crossfade, shadow, shadowEcho, shadowErrorWindow, shadowErrorSpectrum, shadowStepPerBin,
+                        shadowPartitionWeight] {
             pointer.deallocate()
         }
     }
@@ -261,10 +262,11 @@ final class BlockAdaptiveFilter {
 
         // Foreground output.
         filter(foreground, echo: foregroundEcho)
-        var foregroundErrorEnergy: Float = 0
+        var foregroundErrorEnergy: Float = 0, nearEnergy: Float = 0
         for i in 0..<n {
             let e = nearBlock[i] - foregroundEcho[i]
             foregroundErrorEnergy += e * e
+            nearEnergy += nearBlock[i] * nearBlock[i]
         }
 
         let shadowErrorEnergy = runShadow()
@@ -288,7 +290,8 @@ final class BlockAdaptiveFilter {
         decideBetweenPaths(foregroundErrorEnergy: foregroundErrorEnergy,
                            backgroundErrorEnergy: &backgroundErrorEnergy, differenceEnergy: differenceEnergy)
         restartedFromShadow = judgeShadow(shadowErrorEnergy: shadowErrorEnergy,
-                                          foregroundErrorEnergy: foregroundErrorEnergy, referenceEnergy: referenceEnergy)
+                                          foregroundErrorEnergy: foregroundErrorEnergy, nearEnergy: nearEnergy,
+                                          referenceEnergy: referenceEnergy)
         if restartedFromShadow {
             foreground.update(from: shadow, count: partitionCount * 2 * laneBinCount)
             background.update(from: shadow, count: partitionCount * 2 * laneBinCount)
@@ -301,7 +304,7 @@ final class BlockAdaptiveFilter {
 
         // Output (foreground echo removed, de-emphasised) and the background error for adaptation.
         var saturated = false
-        var errorEchoCorrelation: Float = 0, echoEnergy: Float = 0, nearEnergy: Float = 0
+        var errorEchoCorrelation: Float = 0, echoEnergy: Float = 0
         let errorStart = window - n
         for i in 0..<n {
             let value = nearBlock[i] - foregroundEcho[i] + Self.preEmphasis * previousOutput
@@ -312,7 +315,6 @@ final class BlockAdaptiveFilter {
             errorWindow[errorStart + i] = e
             errorEchoCorrelation += e * backgroundEcho[i]
             echoEnergy += backgroundEcho[i] * backgroundEcho[i]
-            nearEnergy += nearBlock[i] * nearBlock[i]
         }
         if saturated && saturationHoldBlocks == 0 { saturationHoldBlocks = 1 }
         forward(errorWindow, into: errorSpectrum)
@@ -354,7 +356,8 @@ final class BlockAdaptiveFilter {
     private func runShadow() -> Float {
         if saturationHoldBlocks == 0 {
             for k in 0..<laneBinCount { shadowStepPerBin[k] = 1 / (rate.referencePower[k] + 10) }
-            adapt(shadow, partitionWeight: shadowPartitionWeight, stepPerBin: shadowStepPerBin, error: shadowErrorSpectrum)
+            adapt(shadow, partitionWeight: shadowPartitionWeight, stepPerBin: shadowStepPerBin,
+                  error: shadowErrorSpectrum)
         }
         constrainDuePartitions(shadow)
         filter(shadow, echo: shadowEcho)
@@ -377,9 +380,8 @@ final class BlockAdaptiveFilter {
     /// predict the talker, so the shadow's error stays at least the adapted one's. Only a foreground that takes
     /// less than 3 dB off (the path lost, not merely tracked less well: a long tail the shadow fits faster after a
     /// pause, q08, is left alone) is replaced, and only once it has counted as adapted.
-    private func judgeShadow(shadowErrorEnergy: Float, foregroundErrorEnergy: Float, referenceEnergy: Float) -> Bool {
-        var nearEnergy: Float = 0
-        for i in 0..<frameCount { nearEnergy += nearBlock[i] * nearBlock[i] }
+    private func judgeShadow(shadowErrorEnergy: Float, foregroundErrorEnergy: Float, nearEnergy: Float,
+                             referenceEnergy: Float) -> Bool {
         let smoothing: Float = 0.2
         shadowErrorSmoothed += smoothing * (shadowErrorEnergy - shadowErrorSmoothed)
         foregroundErrorSmoothed += smoothing * (foregroundErrorEnergy - foregroundErrorSmoothed)
