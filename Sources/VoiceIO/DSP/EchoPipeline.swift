@@ -184,12 +184,11 @@ public final class EchoPipeline: VoiceProcessor {
         canceller.isFarEndAlone = suppressor.isNearEndQuiet
         var errorPower = cancel(input, microphone: microphoneBase, reference: referenceBase, output: cancelledBase)
         if canceller.restartedFromShadow {
-            // The path changed under the filter: what the suppressor learned of its leftovers and took for a near
-            // talker since then was the new echo.
+            // The path changed under the filter, which took its shadow's weights: what the suppressor took for a
+            // near talker since then was the new echo.
             divergenceResetCount += 1
-            suppressor.forgetEchoCoupling()
+            forgetFilteredPath()
             suppressor.forgetNearEnd()
-            misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks)
         }
         switch misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),
                                      microphonePower: microphonePower, farEndActive: farEndActive) {
@@ -265,6 +264,13 @@ public final class EchoPipeline: VoiceProcessor {
     public func reset() {
         canceller.reset()
         notch.reset()
+        forgetFilteredPath()
+    }
+
+    /// Forgets what was learned of the linear filter's path (the suppressor's coupling to its leftovers, the
+    /// misadjustment monitor's history), as when the filter starts over or takes its shadow's weights.
+    /// Real-time safe.
+    private func forgetFilteredPath() {
         suppressor.forgetEchoCoupling()
         misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks)
     }
