@@ -48,16 +48,12 @@ final class ResidualEchoCoupling {
     /// Not real-time safe.
     init(laneBinCount: Int) {
         self.laneBinCount = laneBinCount
-        func filled(_ value: Float) -> UnsafeMutablePointer<Float> {
-            let pointer = UnsafeMutablePointer<Float>.allocate(capacity: laneBinCount)
-            pointer.initialize(repeating: value, count: laneBinCount)
-            return pointer
-        }
-        leakage = filled(1)
-        referenceCoupling = filled(1)
-        spreadCoupling = filled(0)
-        audibleLeakage = filled(1)
-        audibleCoupling = filled(1)
+        leakage = .zeroed(laneBinCount)
+        referenceCoupling = .zeroed(laneBinCount)
+        spreadCoupling = .zeroed(laneBinCount)
+        audibleLeakage = .zeroed(laneBinCount)
+        audibleCoupling = .zeroed(laneBinCount)
+        forget()
     }
 
     deinit {
@@ -66,7 +62,8 @@ final class ResidualEchoCoupling {
         }
     }
 
-    /// Back to the pessimistic start, e.g. after the linear filter was reset. Real-time safe.
+    /// Back to the pessimistic start (ρ = γ = 1, δ = 0), as at `init` or after the linear filter was reset.
+    /// Real-time safe.
     func forget() {
         leakage.update(repeating: 1, count: laneBinCount)
         referenceCoupling.update(repeating: 1, count: laneBinCount)

@@ -15,10 +15,8 @@ final class UnalignedReferenceHold {
     init(laneBinCount: Int, bucketBlocks: Int) {
         self.laneBinCount = laneBinCount
         self.bucketBlocks = max(1, bucketBlocks)
-        current = .allocate(capacity: laneBinCount)
-        current.initialize(repeating: 0, count: laneBinCount)
-        previous = .allocate(capacity: laneBinCount)
-        previous.initialize(repeating: 0, count: laneBinCount)
+        current = .zeroed(laneBinCount)
+        previous = .zeroed(laneBinCount)
     }
 
     deinit {
