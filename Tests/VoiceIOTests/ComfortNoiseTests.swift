@@ -115,3 +115,29 @@ import Testing
         #expect(untoldDuringTalk > 20, "without the hold the floor rose only \(untoldDuringTalk) dB")
     }
 }
+
+extension ComfortNoiseTests {
+    /// A room 20 dB louder from 2 s (power 1e-6 -> 1e-4), both floors told from 1.5 s on that a talker may be
+    /// talking, the background's hold lifted: the background follows the room within a window, the generated noise
+    /// stays at the quiet room's level; with the same hold for both they are one floor.
+    @Test func theBackgroundFloorRisesWhereTheGeneratedOneIsHeld() {
+        let fixture = EchoSceneFixture(sampleRate: Self.rate)
+        let input = fixture.noise(count: 2 * Self.rate, rms: 0.001, seed: 8)
+            + fixture.noise(count: 4 * Self.rate, rms: 0.01, seed: 9)
+        func floors(backgroundHoldsRise: Bool?) -> (noise: Float, background: Float) {
+            let noise = ComfortNoise(binCount: 9, windowFrames: 150)
+            var power = [Float](repeating: 0, count: 9)
+            for start in stride(from: 0, through: input.count - Self.block, by: Self.block) {
+                let mean = input[start..<start + Self.block].reduce(0) { $0 + $1 * $1 } / Float(Self.block)
+                for k in power.indices { power[k] = mean }
+                let held = start >= 3 * Self.rate / 2
+                noise.track(power: power, holdsRise: held, backgroundHoldsRise: backgroundHoldsRise.map { $0 && held })
+            }
+            return (noise.noisePower[4], noise.backgroundPower[4])
+        }
+        let split = floors(backgroundHoldsRise: false), same = floors(backgroundHoldsRise: nil)
+        #expect(split.noise > 1e-6 && split.noise < 1e-5, "generated floor \(split.noise)")
+        #expect(split.background > 3e-5, "background floor \(split.background)")
+        #expect(same.background == same.noise && same.noise == split.noise)
+    }
+}

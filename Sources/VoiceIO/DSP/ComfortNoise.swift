@@ -7,7 +7,8 @@
 /// pauses within the window); echo need not pause (a far end that talks on over a filter still converging, a
 /// room that rings, music), so where the caller's echo estimate is above the floor the floor may only fall. A
 /// louder background is followed within one window once the echo leaves it, and a silent start (a device's
-/// first zeros) is forgotten after one window. Generated noise has the floor's magnitude
+/// first zeros) is forgotten after one window. A second floor over the same minimum (`backgroundPower`) may be
+/// held on fewer frames than the generated noise's (`track`'s `backgroundHoldsRise`). Generated noise has the floor's magnitude
 /// scaled by √(1 − g²) for a bin suppressed to gain g, and a random phase from a fixed-seed generator.
 ///
 /// The floor is measured on windowed frames, but the generated spectrum is not windowed noise: its inverse
@@ -24,8 +25,11 @@ public final class ComfortNoise {
     public let synthesisPowerScale: Float
     /// Frames the minimum spans.
     public let windowFrames: Int
-    /// Estimated noise power per bin, in the units of the powers given to `track`.
+    /// Estimated noise power per bin, in the units of the powers given to `track`: the generated noise's floor.
     public let noisePower: UnsafeMutablePointer<Float>
+    /// The same minimum's floor under `track`'s `backgroundHoldsRise` (the same as `noisePower` when it is not
+    /// given), same units.
+    public let backgroundPower: UnsafeMutablePointer<Float>
     private let smoothedPower: UnsafeMutablePointer<Float>
     /// The echo given to `track`, smoothed as the power is.
     private let smoothedEcho: UnsafeMutablePointer<Float>
@@ -58,6 +62,7 @@ public final class ComfortNoise {
         subwindowFrames = max(1, windowFrames / Self.subwindowCount)
         self.windowFrames = subwindowFrames * Self.subwindowCount
         noisePower = .zeroed(binCount)
+        backgroundPower = .zeroed(binCount)
         smoothedPower = .zeroed(binCount)
         smoothedEcho = .zeroed(binCount)
         currentMinimum = .zeroed(binCount)
@@ -66,7 +71,7 @@ public final class ComfortNoise {
     }
 
     deinit {
-        for pointer in [noisePower, smoothedPower, smoothedEcho, currentMinimum, subwindowMinima, windowMinimum] {
+        for pointer in [noisePower, backgroundPower, smoothedPower, smoothedEcho, currentMinimum, subwindowMinima, windowMinimum] {
             pointer.deallocate()
         }
     }
@@ -76,8 +81,10 @@ public final class ComfortNoise {
     /// the minimum's power is), the floor may fall but not rise, so a far end that talks for longer than the
     /// window, over a filter that has not yet converged, cannot pass its leftovers off as the room's background.
     /// `holdsRise`: the floor may not rise in any bin this frame (a talker over the echo, who may talk longer
-    /// than the window). Real-time safe.
-    public func track(power: UnsafePointer<Float>, echo: UnsafePointer<Float>? = nil, holdsRise: Bool = false) {
+    /// than the window). `backgroundHoldsRise`: the same for `backgroundPower` (nil: `holdsRise`). Real-time safe.
+    public func track(power: UnsafePointer<Float>, echo: UnsafePointer<Float>? = nil, holdsRise: Bool = false,
+                      backgroundHoldsRise: Bool? = nil) {
+        let backgroundHolds = backgroundHoldsRise ?? holdsRise
         if !initialised {
             smoothedPower.update(from: power, count: binCount)
             currentMinimum.update(from: power, count: binCount)
@@ -90,13 +97,15 @@ public final class ComfortNoise {
             let m = min(currentMinimum[k], p)
             currentMinimum[k] = m
             let floor = Self.minimumBias * (complete ? min(windowMinimum[k], m) : m)
-            var echoAbove = false
+            var echoPower: Float?
             if let echo {
                 smoothedEcho[k] += Self.smoothingWeight * (echo[k] - smoothedEcho[k])
-                echoAbove = smoothedEcho[k] > noisePower[k]
+                echoPower = smoothedEcho[k]
             }
-            // A rise is held while a talker may be talking or echo stands above the floor; a fall never is.
-            if floor <= noisePower[k] || !(holdsRise || echoAbove) { noisePower[k] = floor }
+            if Self.takes(floor, over: noisePower[k], held: holdsRise, echo: echoPower) { noisePower[k] = floor }
+            if Self.takes(floor, over: backgroundPower[k], held: backgroundHolds, echo: echoPower) {
+                backgroundPower[k] = floor
+            }
         }
         framesInSubwindow += 1
         guard framesInSubwindow >= subwindowFrames else { return }
@@ -111,6 +120,12 @@ public final class ComfortNoise {
             for k in 0..<binCount { windowMinimum[k] = min(windowMinimum[k], minima[k]) }
         }
         currentMinimum.update(from: smoothedPower, count: binCount)
+    }
+
+    /// Whether a bin's floor at `current` moves to this frame's `floor`: a fall always; a rise unless it is held (a
+    /// talker may be talking) or the frame's smoothed `echo` stands above the floor.
+    @inline(__always) private static func takes(_ floor: Float, over current: Float, held: Bool, echo: Float?) -> Bool {
+        floor <= current || !(held || echo.map { $0 > current } == true)
     }
 
     /// Adds noise to a spectrum whose bins were scaled by `gains` (0 ... 1): each bin gets the floor's

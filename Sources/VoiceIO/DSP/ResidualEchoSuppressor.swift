@@ -76,10 +76,9 @@ public final class ResidualEchoSuppressor {
     private let laneBinCount: Int
     /// The comfort noise's floor copied into whole lanes (zero past `binCount`).
     private let noise: UnsafeMutablePointer<Float>
-    /// The room's background as the detector and the ratios read it (its floor held while a talker heard over the
-    /// far end may still be talking), and the one the suppressed bins are filled with (held while any talker may
-    /// be; see `process`).
-    private let backgroundNoise: ComfortNoise
+    /// The room's background: the floor the suppressed bins are filled with (held while any talker may be talking)
+    /// and, over the same minimum, the one the detector and the ratios read (`backgroundPower`, held while a talker
+    /// heard over the far end may be; see `process`).
     private let comfortNoise: ComfortNoise
     private let window: UnsafeMutablePointer<Float>
     private let outputHistory: UnsafeMutablePointer<Float>
@@ -173,10 +172,8 @@ public final class ResidualEchoSuppressor {
         binCount = fft.binCount
         laneBinCount = (binCount + 3) / 4 * 4
         // The sine window of two blocks has energy Σ w² = blockFrameCount.
-        let noiseWindowFrames = Int(Self.noiseWindowSeconds * Double(sampleRate)) / blockFrameCount
-        backgroundNoise = ComfortNoise(binCount: binCount, windowFrames: noiseWindowFrames,
-                                       synthesisPowerScale: Float(size) / Float(blockFrameCount))
-        comfortNoise = ComfortNoise(binCount: binCount, windowFrames: noiseWindowFrames,
+        comfortNoise = ComfortNoise(binCount: binCount,
+                                    windowFrames: Int(Self.noiseWindowSeconds * Double(sampleRate)) / blockFrameCount,
                                     synthesisPowerScale: Float(size) / Float(blockFrameCount))
         quietBlocks = Int(Self.quietSeconds * Double(sampleRate)) / blockFrameCount
         tailDecay = Float(exp(-6.9 * Double(blockFrameCount) / (Self.reverberationSeconds * Double(sampleRate))))
@@ -292,9 +289,9 @@ public final class ResidualEchoSuppressor {
         // scene k02: 10-20 dB above the room, ERLE 26.6 dB; 29.1 held). The detector and the ratios keep the
         // floor that may rise in the far end's pauses: read against the held one, a long tail's leftovers after
         // double talk passed for a talker (our pathchange scene p07: 39.0 -> 32.6 dB).
-        backgroundNoise.track(power: outputPower, echo: residualEcho, holdsRise: farEndActive && !isNearEndQuiet)
-        comfortNoise.track(power: outputPower, echo: residualEcho, holdsRise: !isNearEndQuiet)
-        noise.update(from: backgroundNoise.noisePower, count: binCount)
+        comfortNoise.track(power: outputPower, echo: residualEcho, holdsRise: !isNearEndQuiet,
+                           backgroundHoldsRise: farEndActive && !isNearEndQuiet)
+        noise.update(from: comfortNoise.backgroundPower, count: binCount)
 
         // Residual echo estimate and the double-talk decision.
         var residualSums = BinLanes(), outputSums = BinLanes(), noiseSums = BinLanes()
