@@ -65,10 +65,11 @@ enum EchoRunSupport {
             return sums
         }
         let searched = frames.lowerBound..<min(frames.upperBound, frames.lowerBound + Int(rate))
-        let lag = (0...Int(0.1 * rate)).max { a, b in
-            let x = sums(lag: a, over: searched), y = sums(lag: b, over: searched)
-            return x.cross / max(x.talker, 1e-20).squareRoot() < y.cross / max(y.talker, 1e-20).squareRoot()
-        } ?? 0
+        let scores = (0...Int(0.1 * rate)).map { lag in
+            let s = sums(lag: lag, over: searched)
+            return s.cross / max(s.talker, 1e-20).squareRoot()
+        }
+        let lag = scores.indices.max { scores[$0] < scores[$1] } ?? 0
         let s = sums(lag: lag, over: frames)
         let gain = s.cross / max(s.talker, 1e-20)
         return (20 * log10(max(abs(gain), 1e-10)), s.cross / max((s.talker * s.output).squareRoot(), 1e-20))
