@@ -10,6 +10,8 @@ import VoiceIOSimulation
         let canceller = try EchoCanceller(frameCount: 160, filterLengthMilliseconds: 100, sampleRate: 16000)
         let preprocessor = try Preprocessor(frameCount: 160, sampleRate: 16000)
         preprocessor.isAGCEnabled = true
+        // The far end alone, through a loudspeaker that clips: the filter learns the saturation too.
+        canceller.isFarEndAlone = true
         let input = UnsafeMutableBufferPointer<Float>.allocate(capacity: 480)
         let resampled = UnsafeMutableBufferPointer<Float>.allocate(capacity: resampler.maximumOutputFrames(inputFrames: 480))
         let microphone = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 160)
@@ -27,7 +29,7 @@ import VoiceIOSimulation
             let (_, produced) = resampler.process(input: UnsafeBufferPointer(input), output: resampled)
             for index in 0..<min(produced, 160) {
                 reference[index] = Int16(resampled[index] * 32767)
-                microphone[index] = reference[index] / 3
+                microphone[index] = max(-8000, min(8000, reference[index])) / 3
             }
             canceller.process(microphone: microphone.baseAddress!, reference: reference.baseAddress!, output: output.baseAddress!)
             if preprocessor.process(output.baseAddress!) { speechBlocks += 1 }
@@ -44,10 +46,12 @@ import VoiceIOSimulation
 
         alloc_counter_start()
         for block in 1..<100 { process(block: block) }
+        let kneeLevel = canceller.loudspeakerKneeLevel
         resampler.reset()
         canceller.reset()
         let allocations = alloc_counter_stop()
         #expect(allocations == 0)
+        #expect(kneeLevel != nil, "the saturation was not learned: its path was not run")
         #expect(speechBlocks > 0)
     }
 }

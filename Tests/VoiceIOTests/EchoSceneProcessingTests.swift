@@ -71,6 +71,7 @@ struct EchoSceneProcessingTests {
         #expect(abs(arrival - (200 - 100e-6 * seconds * 1000)) < 1.5, "echo arrival \(arrival) ms")
         let drift = try #require(processor.driftPPM)
         #expect(abs(drift - 100) < 25, "drift \(drift) ppm")
+        #expect(processor.loudspeakerKneeDBFS == nil, "a linear loudspeaker taken to saturate")
     }
 
     @Test("the near talker keeps most of its level in double talk")

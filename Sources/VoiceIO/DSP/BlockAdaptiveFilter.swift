@@ -4,10 +4,11 @@ import Glibc
 /// learning rate in frequency domain echo cancellation with double-talk" (2007), the algorithm behind speexdsp's
 /// echo canceller: the same DC notch, 0.9 pre-emphasis and de-emphasis, per-bin learning rate from the
 /// residual-to-error ratio and the leak estimate, proportional step per partition, and the alternately constrained
-/// partitions (partition 0 and one rotating one per block). Two additions: while the far end plays alone the
-/// adapted rate keeps a floor at the start-up rate (`keepsStartupStep`), so sustained music does not stall it; and
+/// partitions (partition 0 and one rotating one per block). Three additions: while the far end plays alone the
+/// adapted rate keeps a floor at the start-up rate (`keepsStartupStep`), so sustained music does not stall it;
 /// a shadow, a third set of weights learning at a fixed normalised step, takes over when the adapted filter has
-/// lost the path (`restartedFromShadow`).
+/// lost the path (`restartedFromShadow`); and the reference is shaped by the loudspeaker's saturation, learned
+/// while the far end plays alone (`LoudspeakerSaturation`), before any of the three filters sees it.
 ///
 /// Samples are in Int16 units (full scale 32768) as Float. The transform (`MixedRadixRealFFT`) spans two blocks;
 /// each partition keeps `frameCount` taps.
@@ -37,6 +38,13 @@ final class BlockAdaptiveFilter {
     private let foreground: UnsafeMutablePointer<Float>
     private let accumulator: UnsafeMutablePointer<Float>       // 2 × laneBinCount
     private let errorSpectrum: UnsafeMutablePointer<Float>     // 2 × laneBinCount
+
+    // The loudspeaker's saturation ahead of the filter, and what it learns from (see `learnSaturation`).
+    private(set) var saturation = LoudspeakerSaturation()
+    private let derivativeWindow: UnsafeMutablePointer<Float>  // pre-emphasised ∂f/∂c of the reference
+    private let derivativeSpectra: UnsafeMutablePointer<Float> // a ring beside `referenceSpectra`
+    private let derivativeEcho: UnsafeMutablePointer<Float>    // the foreground's response to ∂f/∂c
+    private var previousDerivative: Float = 0
 
     /// The per-bin step, from this block's power spectra (`MDFLearningRate`).
     private let rate: MDFLearningRate
@@ -103,6 +111,9 @@ final class BlockAdaptiveFilter {
         foreground = .zeroed(partitionCount * spectrum)
         accumulator = .zeroed(spectrum)
         errorSpectrum = .zeroed(spectrum)
+        derivativeWindow = .zeroed(window)
+        derivativeSpectra = .zeroed((partitionCount + 1) * spectrum)
+        derivativeEcho = .zeroed(frameCount)
         rate = MDFLearningRate(frameCount: frameCount, partitionCount: partitionCount, sampleRate: sampleRate,
                                binCount: binCount, laneBinCount: laneBinCount)
         partitionWeight = .zeroed(partitionCount)
@@ -143,7 +154,7 @@ final class BlockAdaptiveFilter {
         for pointer in [referenceWindow, nearBlock, foregroundEcho, backgroundEcho, scratch, errorWindow,
                         referenceSpectra, background, foreground, accumulator, errorSpectrum, partitionWeight,
                         crossfade, shadow, shadowEcho, shadowErrorWindow, shadowErrorSpectrum, shadowStepPerBin,
-                        shadowPartitionWeight] {
+                        shadowPartitionWeight, derivativeWindow, derivativeSpectra, derivativeEcho] {
             pointer.deallocate()
         }
     }
@@ -154,6 +165,9 @@ final class BlockAdaptiveFilter {
         referenceWindow.update(repeating: 0, count: windowFrameCount)
         errorWindow.update(repeating: 0, count: windowFrameCount)
         referenceSpectra.update(repeating: 0, count: (partitionCount + 1) * spectrum)
+        derivativeWindow.update(repeating: 0, count: windowFrameCount)
+        derivativeSpectra.update(repeating: 0, count: (partitionCount + 1) * spectrum)
+        previousDerivative = 0
         background.update(repeating: 0, count: partitionCount * spectrum)
         foreground.update(repeating: 0, count: partitionCount * spectrum)
         errorSpectrum.update(repeating: 0, count: spectrum)
@@ -184,7 +198,12 @@ final class BlockAdaptiveFilter {
 
     /// The reference spectrum `age` blocks old (0: this block's).
     @inline(__always) private func referenceSpectrum(age: Int) -> UnsafeMutablePointer<Float> {
-        spectrum(referenceSpectra, (newestSpectrum + partitionCount + 1 - age) % (partitionCount + 1))
+        spectrum(age: age, in: referenceSpectra)
+    }
+
+    /// The spectrum `age` blocks old in a ring of `partitionCount + 1` spectra (`referenceSpectra`'s layout).
+    @inline(__always) private func spectrum(age: Int, in ring: UnsafeMutablePointer<Float>) -> UnsafeMutablePointer<Float> {
+        spectrum(ring, (newestSpectrum + partitionCount + 1 - age) % (partitionCount + 1))
     }
 
     private func forward(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>) {
@@ -204,10 +223,13 @@ final class BlockAdaptiveFilter {
 
     /// Σ_j X(age j) · W_j into `accumulator`, then the echo block (the window's last `frameCount` frames) into `echo`.
     /// Eight bins at a time over all partitions, the sums in registers (partition by partition in the same order
-    /// as a pass per partition, so the same results); the reference ring is walked from the newest spectrum back.
-    private func filter(_ weights: UnsafeMutablePointer<Float>, echo: UnsafeMutablePointer<Float>) {
+    /// as a pass per partition, so the same results); the ring (`referenceSpectra` unless told) is walked from the
+    /// newest spectrum back.
+    private func filter(_ weights: UnsafeMutablePointer<Float>, echo: UnsafeMutablePointer<Float>,
+                        ring: UnsafeMutablePointer<Float>? = nil) {
         let imaginary = laneBinCount, spectrumFloats = 2 * laneBinCount
-        let newest = referenceSpectrum(age: 0), lastSlot = spectrum(referenceSpectra, partitionCount)
+        let spectra = ring ?? referenceSpectra
+        let newest = spectrum(age: 0, in: spectra), lastSlot = spectrum(spectra, partitionCount)
         var k = 0
         while k < laneBinCount {
             var sumRe0 = SpectrumLanes(repeating: 0), sumIm0 = SpectrumLanes(repeating: 0)
@@ -222,7 +244,7 @@ final class BlockAdaptiveFilter {
                 sumIm0 = sumIm0 + xr0 * wi0 + xi0 * wr0
                 sumRe1 = sumRe1 + xr1 * wr1 - xi1 * wi1
                 sumIm1 = sumIm1 + xr1 * wi1 + xi1 * wr1
-                x = x == referenceSpectra ? lastSlot : x - spectrumFloats
+                x = x == spectra ? lastSlot : x - spectrumFloats
                 w += spectrumFloats
             }
             sumRe0.store(into: accumulator + k)
@@ -248,17 +270,21 @@ final class BlockAdaptiveFilter {
             previousNear = notched
         }
         referenceWindow.update(from: referenceWindow + n, count: window - n)
+        derivativeWindow.update(from: derivativeWindow + n, count: window - n)
         var referenceEnergy: Float = 0
         for i in 0..<n {
-            let sample = Float(reference[i])
+            let (sample, derivative) = saturation.shape(Float(reference[i]))
             let emphasised = sample - Self.preEmphasis * previousReference
             previousReference = sample
             referenceWindow[window - n + i] = emphasised
             referenceEnergy += emphasised * emphasised
+            derivativeWindow[window - n + i] = derivative - Self.preEmphasis * previousDerivative
+            previousDerivative = derivative
         }
         newestSpectrum = (newestSpectrum + 1) % (partitionCount + 1)
         let newest = referenceSpectrum(age: 0)
         forward(referenceWindow, into: newest)
+        forward(derivativeWindow, into: spectrum(age: 0, in: derivativeSpectra))
 
         // Foreground output.
         filter(foreground, echo: foregroundEcho)
@@ -269,6 +295,10 @@ final class BlockAdaptiveFilter {
             nearEnergy += nearBlock[i] * nearBlock[i]
         }
 
+        if rate.keepsStartupStep && rate.isAdapted && farEndPlays(referenceEnergy: referenceEnergy)
+            && !hasLostPath {
+            learnSaturation()
+        }
         let shadowErrorEnergy = runShadow()
         if rate.isAdapted { adjustPartitionWeights() }
         if saturationHoldBlocks == 0 {
@@ -343,6 +373,20 @@ final class BlockAdaptiveFilter {
                     errorEchoCorrelation: errorEchoCorrelation, referenceEnergy: 2 * referenceEnergy)
     }
 
+    /// One step of the loudspeaker's saturation (`LoudspeakerSaturation`): the foreground's error against its
+    /// response to the shaping's derivative, filtered from that derivative's own ring of spectra.
+    private func learnSaturation() {
+        filter(foreground, echo: derivativeEcho, ring: derivativeSpectra)
+        var correlation: Float = 0, energy: Float = 0, errorEnergy: Float = 0
+        for i in 0..<frameCount {
+            let z = derivativeEcho[i], e = nearBlock[i] - foregroundEcho[i]
+            correlation += e * z
+            energy += z * z
+            errorEnergy += e * e
+        }
+        saturation.learn(errorCorrelation: correlation, derivativeEnergy: energy, errorEnergy: errorEnergy)
+    }
+
     private func powerSpectrum(_ spectrum: UnsafeMutablePointer<Float>, into power: UnsafeMutablePointer<Float>) {
         for k in 0..<binCount {
             let re = spectrum[k], im = spectrum[laneBinCount + k]
@@ -386,15 +430,20 @@ final class BlockAdaptiveFilter {
         shadowErrorSmoothed += smoothing * (shadowErrorEnergy - shadowErrorSmoothed)
         foregroundErrorSmoothed += smoothing * (foregroundErrorEnergy - foregroundErrorSmoothed)
         nearSmoothed += smoothing * (nearEnergy - nearSmoothed)
-        let farEndPlays = referenceEnergy > Float(2 * frameCount) * 1000
-        let winning = rate.isAdapted && farEndPlays
-            && shadowErrorSmoothed < Self.shadowWinningRatio * foregroundErrorSmoothed
-            && foregroundErrorSmoothed > Self.shadowForegroundMinimumRatio * nearSmoothed
+        let winning = rate.isAdapted && farEndPlays(referenceEnergy: referenceEnergy)
+            && shadowErrorSmoothed < Self.shadowWinningRatio * foregroundErrorSmoothed && hasLostPath
         shadowWinningBlocks = winning ? shadowWinningBlocks + 1 : 0
         guard shadowWinningBlocks >= Self.shadowWinningBlockCount else { return false }
         shadowWinningBlocks = 0
         return true
     }
+
+    /// Whether the foreground takes less than 3 dB off the microphone (smoothed over the last blocks): the path is
+    /// lost, not merely tracked less well.
+    private var hasLostPath: Bool { foregroundErrorSmoothed > Self.shadowForegroundMinimumRatio * nearSmoothed }
+
+    /// Whether the far end plays: the pre-emphasised reference's energy over the two-block window.
+    private func farEndPlays(referenceEnergy: Float) -> Bool { referenceEnergy > Float(2 * frameCount) * 1000 }
 
     /// W_j += μ_k · p_j · conj(X(age j + 1)) · E for every partition: last block's error against the reference
     /// spectra it was filtered from.

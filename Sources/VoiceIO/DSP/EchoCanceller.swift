@@ -70,6 +70,11 @@ public final class EchoCanceller {
     /// from the start-up rate (`BlockAdaptiveFilter.restartedFromShadow`). Real-time safe.
     public var restartedFromShadow: Bool { filter.restartedFromShadow }
 
+    /// The level at which the loudspeaker was found to saturate, as a fraction of full scale (the knee of the
+    /// limiter the reference is shaped by before the filter, `LoudspeakerSaturation`); nil while it is taken for
+    /// linear. It is a property of the loudspeaker, not of the path: `reset` keeps it. Real-time safe.
+    public var loudspeakerKneeLevel: Float? { filter.saturation.kneeLevel }
+
     /// Forgets the learned echo path. Real-time safe.
     public func reset() { filter.reset() }
 }

@@ -88,6 +88,9 @@ public final class EchoPipeline: VoiceProcessor {
     /// Whether the residual echo suppressor's detector hears the near end (output above what echo and noise
     /// explain) in the last block.
     public var isNearEndActive: Bool { suppressor.detector.nearEndActive }
+    /// The level at which the loudspeaker was found to saturate, as a fraction of full scale; nil while it is taken
+    /// for linear (`EchoCanceller.loudspeakerKneeLevel`). Real-time safe.
+    public var loudspeakerKneeLevel: Float? { canceller.loudspeakerKneeLevel }
     /// Times the linear filter was found misadjusted (its error correlated with its own echo estimate, as after
     /// an echo-path change) and started over.
     public private(set) var divergenceResetCount = 0

@@ -19,6 +19,8 @@ public struct OfflineProcessingReport: Sendable, Hashable, Codable {
     public var doubleTalkFraction: Double
     public var realignments: Int
     public var divergenceResets: Int
+    /// The level at which the loudspeaker was found to saturate, in dBFS (absent: taken for linear).
+    public var loudspeakerKneeDBFS: Double?
     /// CPU time of the processing loop, in seconds.
     public var cpuSeconds: Double
     public var trace: [EchoTracePoint]
@@ -27,7 +29,7 @@ public struct OfflineProcessingReport: Sendable, Hashable, Codable {
         case voiceRate = "voice_rate", deviceRate = "device_rate", frames, bypass, agc, ns, erleDB = "erle_db", erle
         case delayMilliseconds = "delay_ms", delayEstimated = "delay_estimated", driftPPM = "drift_ppm"
         case doubleTalkFraction = "double_talk_fraction", realignments, divergenceResets = "divergence_resets"
-        case cpuSeconds = "cpu_seconds", trace
+        case loudspeakerKneeDBFS = "loudspeaker_knee_dbfs", cpuSeconds = "cpu_seconds", trace
     }
 
     /// Reads what `processor` knows after a run. Not real-time safe.
@@ -46,6 +48,7 @@ public struct OfflineProcessingReport: Sendable, Hashable, Codable {
         doubleTalkFraction = processor.doubleTalkFraction
         realignments = processor.realignmentCount
         divergenceResets = processor.divergenceResetCount
+        loudspeakerKneeDBFS = processor.loudspeakerKneeDBFS
         self.cpuSeconds = cpuSeconds
         trace = processor.trace
     }

@@ -62,6 +62,11 @@ public final class OfflineVoiceProcessor {
     public var driftPPM: Double? { chain.aligner.driftPPM }
     /// Times the reference delay moved to a new echo arrival (first lock included).
     public var realignmentCount: Int { chain.aligner.realignmentCount }
+    /// The level at which the loudspeaker was found to saturate (clip or soft-clip), in dBFS at the end of the last
+    /// run; nil while it is taken for linear.
+    public var loudspeakerKneeDBFS: Double? {
+        chain.pipeline.loudspeakerKneeLevel.map { 20 * log10(Double($0)) }
+    }
     /// Times the linear filter was found misadjusted (echo-path change) and started over.
     public var divergenceResetCount: Int { chain.pipeline.divergenceResetCount }
     /// What the engine knew over the last run, one point per `traceIntervalSeconds`.
