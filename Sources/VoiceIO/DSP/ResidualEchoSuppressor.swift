@@ -26,7 +26,9 @@ import Glibc
 /// estimate (a path that got louder: the output is that estimate scaled), nor output above twice the microphone's
 /// power in a bin (the filter's own pre-echo at a music onset); a block whose output correlates so also ends the
 /// detector's hangover (`DoubleTalkDetector.dismissFrame`), and a single block heard just before it is taken for
-/// the echo's onset.
+/// the echo's onset. Nor, while no talker is heard, a block whose output is louder than the microphone and against
+/// the estimate: the filter's own error after the echo fell away or moved under it (a quieter or shifted path),
+/// suppressed to the comfort noise at once rather than let through until the filter is found misadjusted.
 ///
 /// A room that rings longer than the linear filter leaves a late tail no ratio to the estimate follows (it comes
 /// from reference the filter no longer sees). Given the tail's energy past the filter's end and its decay
@@ -157,6 +159,11 @@ public final class ResidualEchoSuppressor {
     /// output is echo the filter underestimates (a louder path), not a talker. At 0.5 the clipping scene's
     /// talker, over echo 5 dB louder, lost 0.8 dB more.
     private static var echoCorrelation: Float { 0.8 }
+    /// Correlation of the block's output with the echo estimate below whose negative the output, when louder than
+    /// the microphone, is the filter's own error (our scenes' quieter and shifted paths: -0.68 to -0.94 in the
+    /// block after the change). An estimate uncorrelated with the microphone (a filter that found no echo) also
+    /// leaves the output louder, but correlated with it only as much as the estimate's share of the output.
+    private static var ownErrorCorrelation: Float { 0.5 }
 
     /// `sampleRate`: frames per second (8000 ... 48000). `blockFrameCount`: frames per block (e.g. 10 ms).
     /// `lateDelayBlocks`: the linear filter's length in blocks, where the late tail starts (at least one; the tail
@@ -334,12 +341,22 @@ public final class ResidualEchoSuppressor {
                 .replacing(with: 0, where: .!detection)
             noiseSums += noiseK.replacing(with: 0, where: .!detection)
         }
-        var crossSum: Float = 0, estimateSum: Float = 0, outputSum: Float = 0
-        for i in 0..<h { crossSum += e[i] * y[i]; estimateSum += y[i] * y[i]; outputSum += e[i] * e[i] }
-        let echoLike = crossSum > Self.echoCorrelation * (estimateSum * outputSum).squareRoot()
-        detector.update(outputPower: echoLike || holding || isOutputFilterError ? 0 : outputSums.sum(),
+        var crossSum: Float = 0, estimateSum: Float = 0, outputSum: Float = 0, microphoneSum: Float = 0
+        for i in 0..<h {
+            crossSum += e[i] * y[i]; estimateSum += y[i] * y[i]; outputSum += e[i] * e[i]
+            microphoneSum += (e[i] + y[i]) * (e[i] + y[i])
+        }
+        let correlationScale = (estimateSum * outputSum).squareRoot()
+        let echoLike = crossSum > Self.echoCorrelation * correlationScale
+        // Output louder than the microphone and against the estimate is the filter's own error where the echo fell
+        // away or moved under it (a quieter or shifted path), not a talker: suppressed like `isOutputFilterError`.
+        // Judged only while no talker is heard: in double talk a filter the talker pulled does the same.
+        let isOwnError = !detector.nearEndActive && outputSum > microphoneSum
+            && crossSum < -Self.ownErrorCorrelation * correlationScale
+        let isFilterError = isOutputFilterError || isOwnError
+        detector.update(outputPower: echoLike || isOwnError || holding || isOutputFilterError ? 0 : outputSums.sum(),
                         residualEchoPower: residualSums.sum(), noisePower: noiseSums.sum(), farEndActive: farEndActive)
-        if echoLike { detector.dismissFrame() }
+        if echoLike || isOwnError { detector.dismissFrame() }
         let nearEnd = detector.nearEndActive
 
         // Learn how much echo is left (`ResidualEchoCoupling`). While the reference is held, a leftover may be the
@@ -352,7 +369,7 @@ public final class ResidualEchoSuppressor {
 
         let overestimate = nearEnd ? Self.doubleTalkOverestimate
             : isNearEndQuiet ? Self.quietOverestimate : Self.singleTalkOverestimate
-        let floor = BinLanes(repeating: nearEnd && !isOutputFilterError ? Self.doubleTalkFloor : Self.singleTalkFloor)
+        let floor = BinLanes(repeating: nearEnd && !isFilterError ? Self.doubleTalkFloor : Self.singleTalkFloor)
         let one = BinLanes(repeating: 1)
         var keptSums = BinLanes(), inputSums = BinLanes()
         for k in stride(from: 0, to: laneBinCount, by: 4) {
@@ -361,7 +378,7 @@ public final class ResidualEchoSuppressor {
             let residual = nearEnd ? lanes(audibleResidualEcho, k)
                 : maximum(lanes(residualEcho, k), lanes(coherentEcho, k))
             let power = lanes(outputPower, k)
-            let target = isOutputFilterError ? floor
+            let target = isFilterError ? floor
                 : maximum(floor, minimum(one, 1 - overestimate * residual / (power + 1e-20)))
             let previous = lanes(gains, k)
             let gain = (previous + Self.gainRecovery * (target - previous)).replacing(with: target, where: target .< previous)
