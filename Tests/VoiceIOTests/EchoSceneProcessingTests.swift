@@ -22,6 +22,11 @@ struct EchoSceneProcessingTests {
 
     static func decibels(_ ratio: Double) -> Double { 10 * log10(max(ratio, 1e-30)) }
 
+    /// Microphone over output power from `from` to `to` seconds, in dB.
+    static func erleDB(_ microphone: [Float], _ output: [Float], from: Double, to: Double) -> Double {
+        decibels(power(microphone, from: from, to: to) / power(output, from: from, to: to))
+    }
+
     /// The near talker's least-squares gain in `output` over `frames`, in dB (0 = untouched).
     static func nearGainDB(_ output: [Float], near: [Float], frames: Range<Int>) -> Double {
         var cross = 0.0, energy = 0.0
@@ -65,7 +70,7 @@ struct EchoSceneProcessingTests {
         let echo = Self.fixture.driftingEcho(far, bulkMilliseconds: 200, ppm: 100, gain: 0.5)
         let microphone = Self.mix(echo, Self.fixture.noise(count: far.count, rms: 0.0003, seed: 12))
         let (output, processor) = try Self.process(microphone: microphone, far: far)
-        let erle = Self.decibels(Self.power(microphone, from: 6, to: seconds) / Self.power(output, from: 6, to: seconds))
+        let erle = Self.erleDB(microphone, output, from: 6, to: seconds)
         #expect(erle > 38, "ERLE \(erle) dB after convergence")
         let arrival = try #require(processor.trace.last?.arrivalMilliseconds)
         #expect(abs(arrival - (200 - 100e-6 * seconds * 1000)) < 1.5, "echo arrival \(arrival) ms")
@@ -87,7 +92,7 @@ struct EchoSceneProcessingTests {
         let gainDB = Self.nearGainDB(output, near: near, frames: (7 * Self.rate)..<Int(seconds * Double(Self.rate)))
 
         #expect(gainDB > -3, "near talker gain \(gainDB) dB in double talk")
-        let echoOnly = Self.decibels(Self.power(microphone, from: 3, to: 6) / Self.power(output, from: 3, to: 6))
+        let echoOnly = Self.erleDB(microphone, output, from: 3, to: 6)
         // Modest on purpose: in this scene the double-talk detector fires falsely for about a second before the
         // near talker starts (the suppressor then goes gentle); the bound catches losing cancellation altogether.
         #expect(echoOnly > 12, "ERLE \(echoOnly) dB before the near talker starts")
@@ -99,13 +104,13 @@ struct EchoSceneProcessingTests {
         let (far, microphone) = Self.pathChangeScene(seconds: seconds, changeSeconds: 8, farSeed: 31,
                                                      before: (60, 32, 0.5), after: (72, 33, 0.6), noiseSeed: 34)
         let (output, processor) = try Self.process(microphone: microphone, far: far)
-        let settled = Self.decibels(Self.power(microphone, from: 5, to: 8) / Self.power(output, from: 5, to: 8))
-        let recovered = Self.decibels(Self.power(microphone, from: 10, to: seconds) / Self.power(output, from: 10, to: seconds))
-        let firstSecond = Self.decibels(Self.power(microphone, from: 8.5, to: 9.5) / Self.power(output, from: 8.5, to: 9.5))
+        let settled = Self.erleDB(microphone, output, from: 5, to: 8)
+        let recovered = Self.erleDB(microphone, output, from: 10, to: seconds)
+        let firstSecond = Self.erleDB(microphone, output, from: 8.5, to: 9.5)
         // The yardstick's re-convergence window: the first half second after the change. The filter must be found
         // wrong within a few blocks (error louder than the microphone and against the estimate), not after two
         // 0.1 s correlation windows, while the detector took the new echo for a near talker and let it through.
-        let firstHalfSecond = Self.decibels(Self.power(microphone, from: 8, to: 8.5) / Self.power(output, from: 8, to: 8.5))
+        let firstHalfSecond = Self.erleDB(microphone, output, from: 8, to: 8.5)
         #expect(settled > 40, "ERLE \(settled) dB before the change")
         #expect(firstHalfSecond > 20, "ERLE \(firstHalfSecond) dB in the first 0.5 s after the change")
         #expect(firstSecond > 35, "ERLE \(firstSecond) dB from 0.5 s to 1.5 s after the change")
@@ -123,7 +128,7 @@ struct EchoSceneProcessingTests {
         // The new echo still correlates positively with the old estimate (the direct path moved by 8 samples), so
         // the misadjustment monitor does not see it, and the adapted filter's rate stays where its leak estimate
         // was: 34 dB over this half second without the shadow, 55 with it.
-        let secondHalfSecond = Self.decibels(Self.power(microphone, from: 8.5, to: 9) / Self.power(output, from: 8.5, to: 9))
+        let secondHalfSecond = Self.erleDB(microphone, output, from: 8.5, to: 9)
         #expect(secondHalfSecond > 45, "ERLE \(secondHalfSecond) dB from 0.5 s to 1 s after the change")
         #expect(processor.divergenceResetCount == 1)
     }
@@ -136,7 +141,7 @@ struct EchoSceneProcessingTests {
         let (output, _) = try Self.process(microphone: microphone, far: far)
         // Measured 49 dB; 19 dB while the block after the change passed for a talker (the old estimate, now
         // louder than the microphone, was let through until the filter was found misadjusted).
-        let firstHalfSecond = Self.decibels(Self.power(microphone, from: 8, to: 8.5) / Self.power(output, from: 8, to: 8.5))
+        let firstHalfSecond = Self.erleDB(microphone, output, from: 8, to: 8.5)
         #expect(firstHalfSecond > 30, "ERLE \(firstHalfSecond) dB in the first 0.5 s after the change")
     }
 
@@ -158,7 +163,7 @@ struct EchoSceneProcessingTests {
         let microphone = Self.mix(echo, near, Self.fixture.noise(count: far.count, rms: 0.0003, seed: 43))
         let (output, _) = try Self.process(microphone: microphone, far: far)
         // The 200 ms filter alone leaves about 19 dB here (the tail past it); the late-tail model removes it.
-        let erle = Self.decibels(Self.power(microphone, from: 4, to: 7) / Self.power(output, from: 4, to: 7))
+        let erle = Self.erleDB(microphone, output, from: 4, to: 7)
         #expect(erle > 35, "ERLE \(erle) dB before the near talker starts")
         let gainDB = Self.nearGainDB(output, near: near, frames: (8 * Self.rate)..<far.count)
         #expect(gainDB > -4, "near talker gain \(gainDB) dB in double talk")
@@ -189,7 +194,7 @@ struct EchoSceneProcessingTests {
         let pumping = Self.medianLevelDB(output, from: 3, to: 10) - Self.medianLevelDB(output, from: 11, to: seconds)
         // Before comfort noise was matched in level this read -17 dB (the line went dead while the far end talked).
         #expect(abs(pumping) < 3, "output level in far-end talk \(pumping) dB from the quiet stretch")
-        let erle = Self.decibels(Self.power(microphone, from: 3, to: 10) / Self.power(output, from: 3, to: 10))
+        let erle = Self.erleDB(microphone, output, from: 3, to: 10)
         #expect(erle > 20, "ERLE \(erle) dB in far-end talk")
     }
 
@@ -231,8 +236,8 @@ struct EchoSceneProcessingTests {
         let (far, microphone) = Self.pathChangeScene(seconds: seconds, changeSeconds: 8, farSeed: 81,
                                                      before: (60, 82, 0.15), after: (60, 82, 0.47), noiseSeed: 84)
         let (output, _) = try Self.process(microphone: microphone, far: far)
-        let settled = Self.decibels(Self.power(microphone, from: 5, to: 8) / Self.power(output, from: 5, to: 8))
-        let recovering = Self.decibels(Self.power(microphone, from: 8.5, to: 10) / Self.power(output, from: 8.5, to: 10))
+        let settled = Self.erleDB(microphone, output, from: 5, to: 8)
+        let recovering = Self.erleDB(microphone, output, from: 8.5, to: 10)
         #expect(settled > 38, "ERLE \(settled) dB before the change")
         // The linear filter is not reset (its error correlates positively with its estimate); the suppressor's
         // ratios must follow. Measured 51 dB; a rule that took the louder echo for a near talker's onset and
@@ -248,7 +253,7 @@ struct EchoSceneProcessingTests {
         let (output, processor) = try Self.process(microphone: microphone, far: far)
         // The first half second after the echo arrives: measured 52 dB. Before the suppressor held the far end's
         // sound until the delay was found, the reference, 250 ms ahead, explained little of it: 18 dB.
-        let early = Self.decibels(Self.power(microphone, from: 0.25, to: 0.75) / Self.power(output, from: 0.25, to: 0.75))
+        let early = Self.erleDB(microphone, output, from: 0.25, to: 0.75)
         #expect(early > 30, "ERLE \(early) dB before the delay was found")
         #expect(processor.isDelayEstimated, "the delay was never found")
     }
@@ -265,7 +270,7 @@ struct EchoSceneProcessingTests {
         let (output, processor) = try Self.process(microphone: microphone, far: far)
         let lock = try #require(processor.trace.first { $0.delayMilliseconds > 0 }?.endSeconds)
         #expect(lock <= 1, "locked at \(lock) s")
-        let firstSecond = Self.decibels(Self.power(microphone, from: 0, to: 1) / Self.power(output, from: 0, to: 1))
+        let firstSecond = Self.erleDB(microphone, output, from: 0, to: 1)
         #expect(firstSecond > 35, "ERLE \(firstSecond) dB over the first second")
     }
 

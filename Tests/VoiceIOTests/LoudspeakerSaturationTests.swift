@@ -24,7 +24,7 @@ struct LoudspeakerSaturationTests {
         let knee = try #require(processor.loudspeakerKneeDBFS, "no saturation found")
         let clipDBFS = 20 * log10(Double(clipLevel))
         #expect(abs(knee - clipDBFS) < 2, "knee at \(knee) dBFS, the loudspeaker clips at \(clipDBFS)")
-        let erle = Scene.decibels(Scene.power(microphone, from: 4, to: 8) / Scene.power(output, from: 4, to: 8))
+        let erle = Scene.erleDB(microphone, output, from: 4, to: 8)
         // Measured 53 dB; 17 dB with the filter fed the unclipped reference (the suppressor took the rest).
         #expect(erle > 40, "ERLE \(erle) dB before the near talker starts")
         let gainDB = Scene.nearGainDB(output, near: near, frames: (9 * Self.rate)..<far.count)

@@ -202,7 +202,8 @@ final class BlockAdaptiveFilter {
     }
 
     /// The spectrum `age` blocks old in a ring of `partitionCount + 1` spectra (`referenceSpectra`'s layout).
-    @inline(__always) private func spectrum(age: Int, in ring: UnsafeMutablePointer<Float>) -> UnsafeMutablePointer<Float> {
+    @inline(__always) private func spectrum(age: Int,
+                                            in ring: UnsafeMutablePointer<Float>) -> UnsafeMutablePointer<Float> {
         spectrum(ring, (newestSpectrum + partitionCount + 1 - age) % (partitionCount + 1))
     }
 
