@@ -7,8 +7,9 @@
 /// c starts at 0 (f is the identity) and is learned by Gauss-Newton steps while the far end plays alone and the
 /// filter holds the path: the filter's error e and z, the filter's response to ∂f/∂c (−x⁵/4 at c = 0, so learning
 /// can start from a linear loudspeaker), are correlated over about half a second, and c moves by a share of
-/// ⟨e·z⟩ / ⟨z·z⟩, but only while z explains a twentieth of the error's power or more. A loudspeaker that does not
-/// saturate leaves the correlation at chance, and c at 0: the filter's input is then the reference itself.
+/// ⟨e·z⟩ / ⟨z·z⟩, but only while z explains a twentieth of the error's power or more, and the first step only
+/// after it has done so for a quarter of a second without a break. A loudspeaker that does not saturate leaves
+/// the correlation at chance, and c at 0: the filter's input is then the reference itself.
 ///
 /// All methods are real-time safe.
 struct LoudspeakerSaturation {
@@ -18,6 +19,8 @@ struct LoudspeakerSaturation {
     private var errorCorrelation: Float = 0
     private var derivativeEnergy: Float = 0
     private var errorEnergy: Float = 0
+    /// Learning blocks in a row that passed the significance test.
+    private var significantBlocks = 0
 
     /// Share of a block's sums taken into the smoothed ones (about half a second at 8-10 ms blocks).
     private static var smoothing: Float { 0.02 }
@@ -26,6 +29,11 @@ struct LoudspeakerSaturation {
     private static var step: Float { 0.01 }
     /// Share of the error's power that z must explain for c to move (its squared correlation with e).
     private static var significance: Float { 0.05 }
+    /// Significant blocks in a row before the first step (a quarter of a second at 10 ms blocks): the error of a
+    /// linear loudspeaker's filter under strong drift or a long delay passed the test by chance for a few blocks
+    /// at a time, and c, once off 0, crept up to a knee at -1 to -3 dBFS (our drift-change scene d04: ERLE 40.9
+    /// -> 38.6 dB); a saturating loudspeaker passes it for seconds.
+    static var startBlockCount: Int { 25 }
     /// The largest c: a knee at a tenth of full scale.
     private static var largestKneeCoefficient: Float { 10_000 }
 
@@ -53,7 +61,12 @@ struct LoudspeakerSaturation {
         derivativeEnergy += Self.smoothing * (blockDerivativeEnergy - derivativeEnergy)
         errorEnergy += Self.smoothing * (blockErrorEnergy - errorEnergy)
         guard derivativeEnergy > 0,
-              errorCorrelation * errorCorrelation > Self.significance * derivativeEnergy * errorEnergy else { return }
+              errorCorrelation * errorCorrelation > Self.significance * derivativeEnergy * errorEnergy else {
+            significantBlocks = 0
+            return
+        }
+        significantBlocks += 1
+        guard kneeCoefficient > 0 || significantBlocks >= Self.startBlockCount else { return }
         let change = Self.step * errorCorrelation / derivativeEnergy
         kneeCoefficient = min(Self.largestKneeCoefficient, max(0, kneeCoefficient + change))
     }
