@@ -298,7 +298,7 @@ final class BlockAdaptiveFilter {
 
         if rate.keepsStartupStep && rate.isAdapted && farEndPlays(referenceEnergy: referenceEnergy)
             && !hasLostPath {
-            learnSaturation()
+            learnSaturation(foregroundErrorEnergy: foregroundErrorEnergy)
         }
         let shadowErrorEnergy = runShadow()
         if rate.isAdapted { adjustPartitionWeights() }
@@ -374,18 +374,18 @@ final class BlockAdaptiveFilter {
                     errorEchoCorrelation: errorEchoCorrelation, referenceEnergy: 2 * referenceEnergy)
     }
 
-    /// One step of the loudspeaker's saturation (`LoudspeakerSaturation`): the foreground's error against its
-    /// response to the shaping's derivative, filtered from that derivative's own ring of spectra.
-    private func learnSaturation() {
+    /// One step of the loudspeaker's saturation (`LoudspeakerSaturation`): the foreground's error (its energy summed
+    /// by `process`) against its response to the shaping's derivative, filtered from that derivative's own ring of
+    /// spectra.
+    private func learnSaturation(foregroundErrorEnergy: Float) {
         filter(foreground, echo: derivativeEcho, ring: derivativeSpectra)
-        var correlation: Float = 0, energy: Float = 0, errorEnergy: Float = 0
+        var correlation: Float = 0, energy: Float = 0
         for i in 0..<frameCount {
-            let z = derivativeEcho[i], e = nearBlock[i] - foregroundEcho[i]
-            correlation += e * z
+            let z = derivativeEcho[i]
+            correlation += (nearBlock[i] - foregroundEcho[i]) * z
             energy += z * z
-            errorEnergy += e * e
         }
-        saturation.learn(errorCorrelation: correlation, derivativeEnergy: energy, errorEnergy: errorEnergy)
+        saturation.learn(errorCorrelation: correlation, derivativeEnergy: energy, errorEnergy: foregroundErrorEnergy)
     }
 
     private func powerSpectrum(_ spectrum: UnsafeMutablePointer<Float>, into power: UnsafeMutablePointer<Float>) {

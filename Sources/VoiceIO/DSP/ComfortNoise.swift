@@ -8,8 +8,9 @@
 /// room that rings, music), so where the caller's echo estimate is above the floor the floor may only fall. A
 /// louder background is followed within one window once the echo leaves it, and a silent start (a device's
 /// first zeros) is forgotten after one window. A second floor over the same minimum (`backgroundPower`) may be
-/// held on fewer frames than the generated noise's (`track`'s `backgroundHoldsRise`). Generated noise has the floor's magnitude
-/// scaled by √(1 − g²) for a bin suppressed to gain g, and a random phase from a fixed-seed generator.
+/// held on fewer frames than the generated noise's (`track`'s `backgroundHoldsRise`). Generated noise has the
+/// floor's magnitude scaled by √(1 − g²) for a bin suppressed to gain g, and a random phase from a fixed-seed
+/// generator.
 ///
 /// The floor is measured on windowed frames, but the generated spectrum is not windowed noise: its inverse
 /// transform spreads over the whole transform. So that the synthesised noise has the background's level in
@@ -71,7 +72,8 @@ public final class ComfortNoise {
     }
 
     deinit {
-        for pointer in [noisePower, backgroundPower, smoothedPower, smoothedEcho, currentMinimum, subwindowMinima, windowMinimum] {
+        for pointer in [noisePower, backgroundPower, smoothedPower, smoothedEcho, currentMinimum, subwindowMinima,
+                        windowMinimum] {
             pointer.deallocate()
         }
     }

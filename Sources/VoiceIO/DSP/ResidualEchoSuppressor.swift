@@ -354,9 +354,10 @@ public final class ResidualEchoSuppressor {
         let isOwnError = !detector.nearEndActive && outputSum > microphoneSum
             && crossSum < -Self.ownErrorCorrelation * correlationScale
         let isFilterError = isOutputFilterError || isOwnError
-        detector.update(outputPower: echoLike || isOwnError || holding || isOutputFilterError ? 0 : outputSums.sum(),
+        let isDismissed = echoLike || isOwnError
+        detector.update(outputPower: isDismissed || holding || isOutputFilterError ? 0 : outputSums.sum(),
                         residualEchoPower: residualSums.sum(), noisePower: noiseSums.sum(), farEndActive: farEndActive)
-        if echoLike || isOwnError { detector.dismissFrame() }
+        if isDismissed { detector.dismissFrame() }
         let nearEnd = detector.nearEndActive
 
         // Learn how much echo is left (`ResidualEchoCoupling`). While the reference is held, a leftover may be the
