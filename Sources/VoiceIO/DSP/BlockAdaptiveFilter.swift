@@ -4,8 +4,11 @@ import Glibc
 /// learning rate in frequency domain echo cancellation with double-talk" (2007), the algorithm behind speexdsp's
 /// echo canceller: the same DC notch, 0.9 pre-emphasis and de-emphasis, per-bin learning rate from the
 /// residual-to-error ratio and the leak estimate, proportional step per partition, and the alternately constrained
-/// partitions (partition 0 and one rotating one per block). Three additions: while the far end plays alone the
-/// adapted rate keeps a floor at the start-up rate (`keepsStartupStep`), so sustained music does not stall it;
+/// partitions (partition 0 and one rotating one per block). Where speexdsp holds adaptation after a block with a
+/// clipped microphone sample, the clipped samples are left out of the error the filters learn from (a microphone
+/// that clips on every loud echo peak would otherwise hold the filter most of the time). Three additions: while the
+/// far end plays alone the adapted rate keeps a floor at the start-up rate (`keepsStartupStep`), so sustained music
+/// does not stall it;
 /// a shadow, a third set of weights learning at a fixed normalised step, takes over when the adapted filter has
 /// lost the path (`restartedFromShadow`); and the reference is shaped by the loudspeaker's saturation, learned
 /// while the far end plays alone (`LoudspeakerSaturation`), before any of the three filters sees it.
@@ -30,6 +33,8 @@ final class BlockAdaptiveFilter {
     private let backgroundEcho: UnsafeMutablePointer<Float>
     private let scratch: UnsafeMutablePointer<Float>           // windowFrameCount
     private let errorWindow: UnsafeMutablePointer<Float>       // windowFrameCount: zeros then the background error
+    /// Per frame of the block, 1 where the microphone's sample is trusted and 0 where it clipped (see `process`).
+    private let trustedMicrophone: UnsafeMutablePointer<Float>
 
     // Spectra: split real / imaginary, laneBinCount each.
     private let referenceSpectra: UnsafeMutablePointer<Float>  // (partitionCount + 1) × 2 × laneBinCount, a ring
@@ -75,7 +80,7 @@ final class BlockAdaptiveFilter {
     private var notch: DCNotch
     private var previousNear: Float = 0, previousReference: Float = 0, previousOutput: Float = 0
     private var blockIndex = 0
-    private var saturationHoldBlocks = 0
+    private var previousMicrophoneClipped = false
     private var misbehavingBlocks = 0
     private var fastMeanDifference: Float = 0, slowMeanDifference: Float = 0
     private var fastDifferenceVariance: Float = 0, slowDifferenceVariance: Float = 0
@@ -84,6 +89,8 @@ final class BlockAdaptiveFilter {
     private let forwardScale: Float
     private let inverseScale: Float
     private static var preEmphasis: Float { 0.9 }
+    /// Microphone samples this loud or louder count as clipped (speexdsp's level).
+    private static var clippedMagnitude: Int16 { 32000 }
     /// Whether the adapted learning rate keeps a floor at the start-up rate (`MDFLearningRate.keepsStartupStep`): set
     /// it while the far end plays alone for sure. Real-time safe; set it before `process`.
     var keepsStartupStep: Bool {
@@ -106,6 +113,7 @@ final class BlockAdaptiveFilter {
         backgroundEcho = .zeroed(frameCount)
         scratch = .zeroed(window)
         errorWindow = .zeroed(window)
+        trustedMicrophone = .zeroed(frameCount)
         referenceSpectra = .zeroed((partitionCount + 1) * spectrum)
         background = .zeroed(partitionCount * spectrum)
         foreground = .zeroed(partitionCount * spectrum)
@@ -152,9 +160,9 @@ final class BlockAdaptiveFilter {
 
     deinit {
         for pointer in [referenceWindow, nearBlock, foregroundEcho, backgroundEcho, scratch, errorWindow,
-                        referenceSpectra, background, foreground, accumulator, errorSpectrum, partitionWeight,
-                        crossfade, shadow, shadowEcho, shadowErrorWindow, shadowErrorSpectrum, shadowStepPerBin,
-                        shadowPartitionWeight, derivativeWindow, derivativeSpectra, derivativeEcho] {
+                        trustedMicrophone, referenceSpectra, background, foreground, accumulator, errorSpectrum,
+                        partitionWeight, crossfade, shadow, shadowEcho, shadowErrorWindow, shadowErrorSpectrum,
+                        shadowStepPerBin, shadowPartitionWeight, derivativeWindow, derivativeSpectra, derivativeEcho] {
             pointer.deallocate()
         }
     }
@@ -175,7 +183,7 @@ final class BlockAdaptiveFilter {
         notch.reset()
         previousNear = 0; previousReference = 0; previousOutput = 0
         blockIndex = 0
-        saturationHoldBlocks = 0
+        previousMicrophoneClipped = false
         misbehavingBlocks = 0
         forgetPathComparison()
         newestSpectrum = 0
@@ -269,6 +277,11 @@ final class BlockAdaptiveFilter {
             let notched = notch.filter(Float(microphone[i]))
             nearBlock[i] = notched - Self.preEmphasis * previousNear
             previousNear = notched
+            // A clipped sample and the one after it (the pre-emphasis reaches one sample on) do not say what the
+            // microphone heard: their error teaches no filter.
+            let clipped = microphone[i] <= -Self.clippedMagnitude || microphone[i] >= Self.clippedMagnitude
+            trustedMicrophone[i] = clipped || previousMicrophoneClipped ? 0 : 1
+            previousMicrophoneClipped = clipped
         }
         referenceWindow.update(from: referenceWindow + n, count: window - n)
         derivativeWindow.update(from: derivativeWindow + n, count: window - n)
@@ -289,24 +302,21 @@ final class BlockAdaptiveFilter {
 
         // Foreground output.
         filter(foreground, echo: foregroundEcho)
-        var foregroundErrorEnergy: Float = 0, nearEnergy: Float = 0
+        var foregroundErrorEnergy: Float = 0, trustedErrorEnergy: Float = 0, nearEnergy: Float = 0
         for i in 0..<n {
             let e = nearBlock[i] - foregroundEcho[i]
             foregroundErrorEnergy += e * e
+            trustedErrorEnergy += trustedMicrophone[i] * e * e
             nearEnergy += nearBlock[i] * nearBlock[i]
         }
 
         if rate.keepsStartupStep && rate.isAdapted && farEndPlays(referenceEnergy: referenceEnergy)
             && !hasLostPath {
-            learnSaturation(foregroundErrorEnergy: foregroundErrorEnergy)
+            learnSaturation(trustedErrorEnergy: trustedErrorEnergy)
         }
         let shadowErrorEnergy = runShadow()
         if rate.isAdapted { adjustPartitionWeights() }
-        if saturationHoldBlocks == 0 {
-            adapt(background, partitionWeight: partitionWeight, stepPerBin: rate.stepPerBin, error: errorSpectrum)
-        } else {
-            saturationHoldBlocks -= 1
-        }
+        adapt(background, partitionWeight: partitionWeight, stepPerBin: rate.stepPerBin, error: errorSpectrum)
         constrainDuePartitions(background)
 
         // Background output.
@@ -334,23 +344,21 @@ final class BlockAdaptiveFilter {
         }
 
         // Output (foreground echo removed, de-emphasised) and the background error for adaptation.
-        var saturated = false
         var errorEchoCorrelation: Float = 0, echoEnergy: Float = 0
         let errorStart = window - n
         for i in 0..<n {
             let value = nearBlock[i] - foregroundEcho[i] + Self.preEmphasis * previousOutput
             previousOutput = value
             output[i] = Int16(max(-32768, min(32767, value.rounded())))
-            if microphone[i] <= -32000 || microphone[i] >= 32000 { saturated = true }
-            let e = nearBlock[i] - backgroundEcho[i]
+            let trusted = trustedMicrophone[i]
+            let e = trusted * (nearBlock[i] - backgroundEcho[i]), y = trusted * backgroundEcho[i]
             errorWindow[errorStart + i] = e
-            errorEchoCorrelation += e * backgroundEcho[i]
-            echoEnergy += backgroundEcho[i] * backgroundEcho[i]
+            errorEchoCorrelation += e * y
+            echoEnergy += y * y
+            scratch[errorStart + i] = y
         }
-        if saturated && saturationHoldBlocks == 0 { saturationHoldBlocks = 1 }
         forward(errorWindow, into: errorSpectrum)
         scratch.update(repeating: 0, count: window - n)
-        (scratch + errorStart).update(from: backgroundEcho, count: n)
         forward(scratch, into: accumulator)
         powerSpectrum(errorSpectrum, into: rate.errorPowerBins)
         powerSpectrum(accumulator, into: rate.echoPowerBins)
@@ -374,18 +382,19 @@ final class BlockAdaptiveFilter {
                     errorEchoCorrelation: errorEchoCorrelation, referenceEnergy: 2 * referenceEnergy)
     }
 
-    /// One step of the loudspeaker's saturation (`LoudspeakerSaturation`): the foreground's error (its energy summed
-    /// by `process`) against its response to the shaping's derivative, filtered from that derivative's own ring of
-    /// spectra.
-    private func learnSaturation(foregroundErrorEnergy: Float) {
+    /// One step of the loudspeaker's saturation (`LoudspeakerSaturation`): the foreground's error (its energy over the
+    /// trusted samples summed by `process`) against its response to the shaping's derivative, filtered from that
+    /// derivative's own ring of spectra. A clipping microphone's samples teach it nothing either: its clipping is not
+    /// the loudspeaker's.
+    private func learnSaturation(trustedErrorEnergy: Float) {
         filter(foreground, echo: derivativeEcho, ring: derivativeSpectra)
         var correlation: Float = 0, energy: Float = 0
         for i in 0..<frameCount {
-            let z = derivativeEcho[i]
+            let z = trustedMicrophone[i] * derivativeEcho[i]
             correlation += (nearBlock[i] - foregroundEcho[i]) * z
             energy += z * z
         }
-        saturation.learn(errorCorrelation: correlation, derivativeEnergy: energy, errorEnergy: foregroundErrorEnergy)
+        saturation.learn(errorCorrelation: correlation, derivativeEnergy: energy, errorEnergy: trustedErrorEnergy)
     }
 
     private func powerSpectrum(_ spectrum: UnsafeMutablePointer<Float>, into power: UnsafeMutablePointer<Float>) {
@@ -399,18 +408,15 @@ final class BlockAdaptiveFilter {
     /// power, as the start-up rate is normalised), constrained like the background, then run over this block.
     /// Returns its error energy.
     private func runShadow() -> Float {
-        if saturationHoldBlocks == 0 {
-            for k in 0..<laneBinCount { shadowStepPerBin[k] = 1 / (rate.referencePower[k] + 10) }
-            adapt(shadow, partitionWeight: shadowPartitionWeight, stepPerBin: shadowStepPerBin,
-                  error: shadowErrorSpectrum)
-        }
+        for k in 0..<laneBinCount { shadowStepPerBin[k] = 1 / (rate.referencePower[k] + 10) }
+        adapt(shadow, partitionWeight: shadowPartitionWeight, stepPerBin: shadowStepPerBin, error: shadowErrorSpectrum)
         constrainDuePartitions(shadow)
         filter(shadow, echo: shadowEcho)
         var energy: Float = 0
         let start = windowFrameCount - frameCount
         for i in 0..<frameCount {
             let e = nearBlock[i] - shadowEcho[i]
-            shadowErrorWindow[start + i] = e
+            shadowErrorWindow[start + i] = trustedMicrophone[i] * e
             energy += e * e
         }
         forward(shadowErrorWindow, into: shadowErrorSpectrum)
