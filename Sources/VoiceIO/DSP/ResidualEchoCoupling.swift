@@ -12,6 +12,10 @@
 /// ratio, so a detector fooled by underestimated echo cannot lock them. Learned symmetrically they track the mean
 /// leftover rather than a low quantile of it (an asymmetric tracker underestimates the echo and lets its peaks
 /// through). They start pessimistic (1, δ at 0) so the time before the linear filter converges is suppressed.
+/// They learn up to 6 dB above what they scale, the reference's up to 6 dB above the reference times the echo path's
+/// gain (the microphone's power over the reference's where no talker is heard): a hot microphone beside a loud
+/// loudspeaker hears the echo 10-20 dB louder than the reference, and with the reference's ratios capped 6 dB above
+/// the reference itself the detector took that echo's onsets for a talker.
 ///
 /// The gain's ratios take the leftover with the noise's mean taken off; in a far-end pause that leftover is the
 /// noise's fluctuation over a fading estimate or reference, which teaches them 10-40 dB above the room's coupling.
@@ -35,6 +39,9 @@ final class ResidualEchoCoupling {
     /// The double-talk detector's γ per bin.
     let audibleCoupling: UnsafeMutablePointer<Float>
 
+    /// The highest a ratio learns: the leftover 6 dB above its estimate (the reference's ratios: above the reference
+    /// scaled by the echo path's gain).
+    private static var ceiling: Float { 4 }
     private static var learningDown: Float { 0.05 }
     private static var learningUp: Float { 0.05 }
     private static var learningCreep: Float { 0.005 }
@@ -76,12 +83,17 @@ final class ResidualEchoCoupling {
     /// tail (`lateEnergy` · `lateSum`); `estimate` is |Y|² and `reference` |X|² (each with its reverberant tail),
     /// `totalEstimate` Σⱼ|Yⱼ|². `isQuiet`: the near talker has been quiet long enough for the full upward rate.
     /// `mayRise`: false while a leftover may be a talker the detector is not asked about (the ratios then learn
-    /// downward only). Real-time safe.
+    /// downward only). `echoPathGain`: the microphone's power over the reference's where no talker is heard (at least
+    /// 1), which scales the reference's ratios' ceiling. Real-time safe.
     func learn(outputPower: UnsafeMutablePointer<Float>, noise: UnsafeMutablePointer<Float>,
                lateEnergy: Float, lateSum: UnsafeMutablePointer<Float>, estimate: UnsafeMutablePointer<Float>,
-               reference: UnsafeMutablePointer<Float>, totalEstimate: Float, isQuiet: Bool, mayRise: Bool) {
+               reference: UnsafeMutablePointer<Float>, totalEstimate: Float, isQuiet: Bool, mayRise: Bool,
+               echoPathGain: Float) {
         let step = LearningStep(up: BinLanes(repeating: isQuiet ? Self.learningUp : Self.learningCreep),
-                                down: BinLanes(repeating: Self.learningDown), isQuiet: isQuiet)
+                                down: BinLanes(repeating: Self.learningDown), isQuiet: isQuiet,
+                                ceiling: BinLanes(repeating: Self.ceiling))
+        var referenceStep = step
+        referenceStep.ceiling = BinLanes(repeating: Self.ceiling * max(1, echoPathGain))
         let rising = BinMask(repeating: mayRise)
         // δ is learned in far-end single talk for sure only.
         let spreadRising = rising .& BinMask(repeating: isQuiet)
@@ -97,8 +109,8 @@ final class ResidualEchoCoupling {
                                               over: estimateK, step: step, rising: rising)
             store(lanes(audibleLeakage, k).replacing(with: audibleLeakageRatio, where: heardEstimate),
                   audibleLeakage, k)
-            let couplingRatio = learned(lanes(referenceCoupling, k), leftover: left, over: referenceK, step: step,
-                                        rising: rising)
+            let couplingRatio = learned(lanes(referenceCoupling, k), leftover: left, over: referenceK,
+                                        step: referenceStep, rising: rising)
             store(lanes(referenceCoupling, k).replacing(with: couplingRatio, where: heardReference),
                   referenceCoupling, k)
             store(learned(lanes(spreadCoupling, k), leftover: left, over: total, step: step, rising: spreadRising),
@@ -108,7 +120,7 @@ final class ResidualEchoCoupling {
             let audible = lanes(audibleCoupling, k)
             let standsOut = (audible * referenceK .> noiseK) .| (left .> Self.audibleLeftoverRatio * noiseK)
             let audibleRatio = learned(audible, leftover: maximum(BinLanes(), left - Self.noiseFluctuation * noiseK),
-                                       over: referenceK, step: step, rising: rising .& standsOut)
+                                       over: referenceK, step: referenceStep, rising: rising .& standsOut)
             store(audible.replacing(with: audibleRatio, where: heardReference), audibleCoupling, k)
         }
     }
@@ -117,13 +129,15 @@ final class ResidualEchoCoupling {
     /// (otherwise upward steps are capped at twice the ratio).
     private struct LearningStep {
         var up: BinLanes, down: BinLanes, isQuiet: Bool
+        /// The highest the ratio may learn.
+        var ceiling: BinLanes
     }
 
-    /// One block's step of a ratio towards leftover / power (at most 4): downward always, upward where `rising`.
+    /// One block's step of a ratio towards leftover / power (at most the step's ceiling): downward always, upward
+    /// where `rising`.
     @inline(__always) private func learned(_ ratio: BinLanes, leftover: BinLanes, over power: BinLanes,
                                            step: LearningStep, rising: BinMask) -> BinLanes {
-        let four = BinLanes(repeating: 4)
-        let target = minimum(minimum(four, leftover / power), step.isQuiet ? four : 2 * ratio)
+        let target = minimum(minimum(step.ceiling, leftover / power), step.isQuiet ? step.ceiling : 2 * ratio)
         return ratio + (target - ratio) * step.up.replacing(with: BinLanes(), where: .!rising)
             .replacing(with: step.down, where: target .< ratio)
     }

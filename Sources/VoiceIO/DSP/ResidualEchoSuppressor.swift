@@ -116,6 +116,9 @@ public final class ResidualEchoSuppressor {
     /// The reference's power held while it is not aligned, and for half a second after.
     private let hold: UnalignedReferenceHold
     private var blocksSinceFarEnd = Int.max / 2
+    /// The microphone's and the reference's power over far-end blocks without a talker heard, smoothed
+    /// (`microphoneGain`).
+    private var farMicrophonePower: Float = 0, farReferencePower: Float = 0
     /// Blocks since the reference became aligned (0 while it is not).
     private var blocksAligned = 0
     private let lateDelayBlocks: Int
@@ -139,6 +142,8 @@ public final class ResidualEchoSuppressor {
     /// `quietSeconds` in blocks.
     private let quietBlocks: Int
     private static var gainRecovery: Float { 0.5 }
+    /// Smoothing of `microphoneGain`'s powers per far-end block (a time constant of half a second at 10 ms blocks).
+    private static var pathGainSmoothing: Float { 0.02 }
     /// Reference mean square above which the far end counts as playing.
     static var farEndMeanSquare: Float { 1e-8 }
     private static var reverberationSeconds: Double { 0.3 }
@@ -360,12 +365,18 @@ public final class ResidualEchoSuppressor {
         if isDismissed { detector.dismissFrame() }
         let nearEnd = detector.nearEndActive
 
+        // How much louder than the reference the echo comes back (`microphoneGain`). While the reference is held no
+        // talker is heard at all: the microphone may hold one.
+        if farEndActive && !nearEnd && !holding {
+            farMicrophonePower += Self.pathGainSmoothing * (microphoneSum - farMicrophonePower)
+            farReferencePower += Self.pathGainSmoothing * (referenceMeanSquare - farReferencePower)
+        }
         // Learn how much echo is left (`ResidualEchoCoupling`). While the reference is held, a leftover may be the
         // near talker the detector is not asked about: downward only.
         if farEndActive && !isOutputFilterError {
             coupling.learn(outputPower: outputPower, noise: noise, lateEnergy: lateEnergy, lateSum: lateSum,
                            estimate: estimateTail, reference: referenceTail, totalEstimate: totalEstimate,
-                           isQuiet: isNearEndQuiet, mayRise: !holding)
+                           isQuiet: isNearEndQuiet, mayRise: !holding, echoPathGain: microphoneGain)
         }
 
         let overestimate = nearEnd ? Self.doubleTalkOverestimate
@@ -400,6 +411,11 @@ public final class ResidualEchoSuppressor {
             overlap[i] = frame[h + i] * window[h + i]
         }
     }
+
+    /// The microphone's power over the reference's while the far end plays and no talker is heard, at least 1: how
+    /// much louder than the loudspeaker's signal the echo may come back (a hot microphone beside a loud loudspeaker:
+    /// 10-20 dB), the most the reference's ratios learn (times their usual ceiling).
+    private var microphoneGain: Float { max(1, farMicrophonePower / max(farReferencePower, 1e-20)) }
 
     /// Forgets how much echo the linear filter leaves (back to the pessimistic start), e.g. after the filter was
     /// reset; the noise floor and the signal histories stay. Real-time safe.
