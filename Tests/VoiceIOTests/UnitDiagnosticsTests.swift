@@ -36,4 +36,17 @@ struct UnitDiagnosticsTests {
         #expect(!dropped.contains { pthread_equal($0.thread, pthread_self()) != 0 },
                 "logged on the diagnostics queue, not the thread that ran the device periods")
     }
+
+    /// The echo 20 dB louder than the far end's voice drives the microphone past full scale; at 3 dB under it, not.
+    @Test("a clipping microphone is counted, frame by frame", arguments: [(-20.0, true), (3.0, false)])
+    func clippedMicrophoneFramesAreCounted(echoReturnLossDB: Double, clips: Bool) throws {
+        var room = UnitTests.room()
+        room.echoReturnLossDB = echoReturnLossDB
+        let harness = try UnitHarness(room: room, far: try Signal.farSpeech(seconds: 3), recordSeconds: 3)
+        try harness.run(seconds: 3)
+        let microphone = harness.room.recording().microphone
+        let atFullScale = microphone.filter { abs($0) >= 32767 / 32768 }.count
+        #expect((atFullScale > 0) == clips, "\(atFullScale) frames at full scale")
+        #expect(harness.unit.statistics.microphoneClippedFrameCount == atFullScale)
+    }
 }

@@ -43,6 +43,17 @@ public enum LevelMeter {
         return level(sumOfSquares: sumOfSquares / (fullScale * fullScale), peak: Double(peak) / fullScale, sampleCount: block.count)
     }
 
+    /// How many samples of `block` (full scale 1.0) are at full scale or beyond: a converter's 16-bit full scale,
+    /// 32767/32768, counts.
+    public static func fullScaleCount(_ block: UnsafeBufferPointer<Float>) -> Int {
+        var count = 0
+        for sample in block where abs(sample) >= Self.clippingAmplitude { count += 1 }
+        return count
+    }
+
+    /// The largest 16-bit sample as a fraction of full scale: a sample this loud or louder clipped.
+    static var clippingAmplitude: Float { 32767 / 32768 }
+
     /// `amplitude` (full scale 1) in dBFS, clamped to the floor.
     public static func dBFS(amplitude: Double) -> Float {
         guard amplitude > 0 else { return Level.floorDBFS }

@@ -356,6 +356,8 @@ public final class VoiceProcessingIO: @unchecked Sendable {
         store.agcGainDB.store(Float(captureChain.pipeline.agcGainDB))
         store.duckingGainDB.store(playbackChain.ducker.gainDB)
         if droppedFrames > 0 { store.inputOverflowFrameCount.add(droppedFrames, ordering: .relaxed) }
+        let clipped = LevelMeter.fullScaleCount(microphone)
+        if clipped > 0 { store.microphoneClippedFrameCount.add(clipped, ordering: .relaxed) }
         store.otherAudioUnderrunCount.store(playbackChain.otherAudioUnderrunCount, ordering: .relaxed)
         store.periodCount.add(1, ordering: .relaxed)
     }

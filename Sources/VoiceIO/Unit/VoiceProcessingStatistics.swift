@@ -24,6 +24,14 @@ public struct VoiceProcessingStatistics: Sendable, Equatable, Codable {
     public var processed: Level
     public var farEnd: Level
     public var otherAudio: Level
+    /// Captured frames at full scale since the unit started: the microphone (or its gain) clipped. A clipping
+    /// microphone distorts the near talker and the echo alike, and the canceller learns nothing from those frames;
+    /// lower the capture gain.
+    public var microphoneClippedFrameCount: Int
+    /// Whether the last period's capture reached full scale (`microphone`'s peak): the microphone clips now.
+    public var isMicrophoneClipping: Bool {
+        microphone.peakDBFS >= LevelMeter.dBFS(amplitude: Double(LevelMeter.clippingAmplitude))
+    }
     /// Gain the gain control applies now, in dB.
     public var agcGainDB: Float
     /// Gain on other audio now, in dB (0 = not ducked).
@@ -51,6 +59,7 @@ final class StatisticsStore: Sendable {
     let agcGainDB = AtomicFloat(0)
     let duckingGainDB = AtomicFloat(0)
     let inputOverflowFrameCount = Atomic<Int>(0)
+    let microphoneClippedFrameCount = Atomic<Int>(0)
     let otherAudioUnderrunCount = Atomic<Int>(0)
     let periodCount = Atomic<Int>(0)
 
@@ -68,6 +77,7 @@ final class StatisticsStore: Sendable {
             processed: Level(rmsDBFS: processedRMS.load(), peakDBFS: processedPeak.load()),
             farEnd: Level(rmsDBFS: farRMS.load(), peakDBFS: farPeak.load()),
             otherAudio: Level(rmsDBFS: otherRMS.load(), peakDBFS: otherPeak.load()),
+            microphoneClippedFrameCount: microphoneClippedFrameCount.load(ordering: .relaxed),
             agcGainDB: agcGainDB.load(), duckingGainDB: duckingGainDB.load(),
             deviceXrunCount: timing.xrunCount,
             inputOverflowFrameCount: inputOverflowFrameCount.load(ordering: .relaxed),

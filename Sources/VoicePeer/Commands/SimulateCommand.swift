@@ -165,10 +165,10 @@ struct SimulateCommand: ParsableCommand {
 
 enum LiveLine {
     static func print(_ stats: VoiceProcessingStatistics) {
-        let line = String(cFormat: "\rmic %6.1f  far %6.1f  app %6.1f  out %6.1f dBFS  ERLE %5.1f dB  delay %5.1f ms  agc %4.1f dB%@   ",
+        let line = String(cFormat: "\rmic %6.1f  far %6.1f  app %6.1f  out %6.1f dBFS  ERLE %5.1f dB  delay %5.1f ms  agc %4.1f dB%@%@   ",
                           stats.microphone.rmsDBFS, stats.farEnd.rmsDBFS, stats.otherAudio.rmsDBFS,
                           stats.processed.rmsDBFS, stats.erleDB, stats.delayMilliseconds, stats.agcGainDB,
-                          stats.isDucking ? "  ducking" : "")
+                          stats.isDucking ? "  ducking" : "", stats.isMicrophoneClipping ? "  MIC CLIPPING" : "")
         StandardError.write(line)
     }
 }
@@ -199,6 +199,19 @@ enum Summary {
                            stats.inputOverflowFrameCount))
         Swift.print(String(cFormat: "device: xruns %d, drift %.0f ppm, real-time I/O thread %@", stats.deviceXrunCount,
                            stats.driftPPM, timing.isRealTimeScheduled ? "yes (SCHED_FIFO)" : "no"))
+        if let clipping = clippingWarning(stats, capturedFrames: stats.periodCount * configuration.periodFrames) {
+            Swift.print(clipping)
+        }
+    }
+
+    /// A line for a microphone that clipped (nil when it did not): how often, and what to do.
+    static func clippingWarning(_ stats: VoiceProcessingStatistics, capturedFrames: Int?) -> String? {
+        let clipped = stats.microphoneClippedFrameCount
+        guard clipped > 0 else { return nil }
+        let share = capturedFrames.map {
+            String(cFormat: " (%.2f %% of the capture)", 100 * Double(clipped) / Double(max($0, 1)))
+        }
+        return String(cFormat: "microphone clipped in %d frames%@: lower its capture gain", clipped, share ?? "")
     }
 
     /// The device's own playback plus capture delay, as a phrase for the delay line.

@@ -149,6 +149,7 @@ final class CallMonitor {
         print(String(cFormat: "  unit: ERLE %.1f dB now, echo delay %.1f ms, xruns %d; ERLE windows skipped: %d quiet far end, %d double talk",
                      report.unit.erleDB, report.unit.delayMilliseconds, report.unit.deviceXrunCount,
                      skipped.quietReference, skipped.doubleTalk))
+        if let clipping = Summary.clippingWarning(report.unit, capturedFrames: nil) { print("  \(clipping)") }
         let latency = report.latency
         print(String(cFormat: "  quality: E-model R %.1f, MOS %.2f (mouth-to-ear %.0f ms%@, loss %.2f %%)",
                      report.quality.rFactor, report.quality.meanOpinionScore, latency.mouthToEarMilliseconds,
