@@ -85,7 +85,7 @@ import Testing
         }?.0
     }
 
-    /// Our soft-near scene o04: a filter cancelling 23-30 dB was reset at the far end's fade, 0.2 s before double
+    /// Our soft-near scene o04: a filter cancelling 22-27 dB was reset at the far end's fade, 0.2 s before double
     /// talk, which then met a filter starting over (DT STOI 0.86 instead of 0.97). A filter that was taking little
     /// off is still found there: starting over frees a stuck one (the public q07).
     @Test func aWellCancellingFilterIsNotResetAtAFade() {

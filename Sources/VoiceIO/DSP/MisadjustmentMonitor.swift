@@ -40,7 +40,7 @@ import Glibc
 /// Nor does a correlation window judge a filter that was cancelling well while the far end fades into a pause (the
 /// window's microphone under a tenth of its prior level): the echo sinks into the noise, the estimate of its last
 /// ringing overshoots it a little, and the error, as loud as the microphone there, correlates at −0.5 to −0.9 with
-/// the estimate. Our soft-near scene o04's filter, cancelling 23-30 dB, was reset so 0.2 s before its double talk,
+/// the estimate. Our soft-near scene o04's filter, cancelling 22-27 dB, was reset so 0.2 s before its double talk,
 /// which then met a filter starting over (DT STOI 0.86, near talker −1.7 dB; 0.97 and −0.5 dB kept). A filter that
 /// was taking little off (stuck, as the public q07's clipping loudspeaker's or one under 250 ppm of drift, d01) is
 /// still judged there, and starting over is what frees it. All methods are real-time safe.
