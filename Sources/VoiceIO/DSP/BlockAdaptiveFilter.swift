@@ -8,10 +8,10 @@ import Glibc
 /// clipped microphone sample, the clipped samples are left out of the error the filters learn from (a microphone
 /// that clips on every loud echo peak would otherwise hold the filter most of the time). Three additions: while the
 /// far end plays alone the adapted rate keeps a floor at the start-up rate (`keepsStartupStep`), so sustained music
-/// does not stall it;
-/// a shadow, a third set of weights learning at a fixed normalised step, takes over when the adapted filter has
-/// lost the path (`restartedFromShadow`); and the reference is shaped by the loudspeaker's saturation, learned
-/// while the far end plays alone (`LoudspeakerSaturation`), before any of the three filters sees it.
+/// does not stall it; a shadow, a third set of weights learning at a fixed normalised step, takes over when the
+/// adapted filter has lost the path (`restartedFromShadow`); and the reference is shaped by the loudspeaker's
+/// saturation, learned while the far end plays alone (`LoudspeakerSaturation`), before any of the three filters
+/// sees it.
 ///
 /// Samples are in Int16 units (full scale 32768) as Float. The transform (`MixedRadixRealFFT`) spans two blocks;
 /// each partition keeps `frameCount` taps.
@@ -302,17 +302,16 @@ final class BlockAdaptiveFilter {
 
         // Foreground output.
         filter(foreground, echo: foregroundEcho)
-        var foregroundErrorEnergy: Float = 0, trustedErrorEnergy: Float = 0, nearEnergy: Float = 0
+        var foregroundErrorEnergy: Float = 0, nearEnergy: Float = 0
         for i in 0..<n {
             let e = nearBlock[i] - foregroundEcho[i]
             foregroundErrorEnergy += e * e
-            trustedErrorEnergy += trustedMicrophone[i] * e * e
             nearEnergy += nearBlock[i] * nearBlock[i]
         }
 
         if rate.keepsStartupStep && rate.isAdapted && farEndPlays(referenceEnergy: referenceEnergy)
             && !hasLostPath {
-            learnSaturation(trustedErrorEnergy: trustedErrorEnergy)
+            learnSaturation()
         }
         let shadowErrorEnergy = runShadow()
         if rate.isAdapted { adjustPartitionWeights() }
@@ -382,19 +381,20 @@ final class BlockAdaptiveFilter {
                     errorEchoCorrelation: errorEchoCorrelation, referenceEnergy: 2 * referenceEnergy)
     }
 
-    /// One step of the loudspeaker's saturation (`LoudspeakerSaturation`): the foreground's error (its energy over the
-    /// trusted samples summed by `process`) against its response to the shaping's derivative, filtered from that
-    /// derivative's own ring of spectra. A clipping microphone's samples teach it nothing either: its clipping is not
-    /// the loudspeaker's.
-    private func learnSaturation(trustedErrorEnergy: Float) {
+    /// One step of the loudspeaker's saturation (`LoudspeakerSaturation`): the foreground's error against its
+    /// response to the shaping's derivative, filtered from that derivative's own ring of spectra, over the trusted
+    /// samples only: a clipping microphone's clipping is not the loudspeaker's.
+    private func learnSaturation() {
         filter(foreground, echo: derivativeEcho, ring: derivativeSpectra)
-        var correlation: Float = 0, energy: Float = 0
+        var correlation: Float = 0, energy: Float = 0, errorEnergy: Float = 0
         for i in 0..<frameCount {
-            let z = trustedMicrophone[i] * derivativeEcho[i]
-            correlation += (nearBlock[i] - foregroundEcho[i]) * z
+            let trusted = trustedMicrophone[i], e = nearBlock[i] - foregroundEcho[i]
+            let z = trusted * derivativeEcho[i]
+            correlation += e * z
             energy += z * z
+            errorEnergy += trusted * e * e
         }
-        saturation.learn(errorCorrelation: correlation, derivativeEnergy: energy, errorEnergy: trustedErrorEnergy)
+        saturation.learn(errorCorrelation: correlation, derivativeEnergy: energy, errorEnergy: errorEnergy)
     }
 
     private func powerSpectrum(_ spectrum: UnsafeMutablePointer<Float>, into power: UnsafeMutablePointer<Float>) {

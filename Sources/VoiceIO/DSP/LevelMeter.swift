@@ -45,7 +45,7 @@ public enum LevelMeter {
 
     /// How many samples of `block` (full scale 1.0) are at full scale or beyond: a converter's 16-bit full scale,
     /// 32767/32768, counts.
-    public static func fullScaleCount(_ block: UnsafeBufferPointer<Float>) -> Int {
+    static func fullScaleCount(_ block: UnsafeBufferPointer<Float>) -> Int {
         var count = 0
         for sample in block where abs(sample) >= Self.clippingAmplitude { count += 1 }
         return count

@@ -93,7 +93,7 @@ final class ResidualEchoCoupling {
                                 down: BinLanes(repeating: Self.learningDown), isQuiet: isQuiet,
                                 ceiling: BinLanes(repeating: Self.ceiling))
         var referenceStep = step
-        referenceStep.ceiling = BinLanes(repeating: Self.ceiling * max(1, echoPathGain))
+        referenceStep.ceiling = BinLanes(repeating: Self.ceiling * echoPathGain)
         let rising = BinMask(repeating: mayRise)
         // δ is learned in far-end single talk for sure only.
         let spreadRising = rising .& BinMask(repeating: isQuiet)
