@@ -262,19 +262,27 @@ public final class EchoPipeline: VoiceProcessor {
         return errorPower
     }
 
-    /// Forgets the echo path (the linear filter and what the suppressor learned about its leftovers).
-    /// Real-time safe.
+    /// Forgets the echo path (the linear filter and what the suppressor learned about its leftovers; what it learned
+    /// against the reference stays, with a margin, when the filter had found no echo). Real-time safe.
     public func reset() {
+        // A filter that found no echo and took next to nothing off left the whole echo to the suppressor, whose
+        // ratios to the reference measured it: they are kept. A headset's talker, who pulled a filter that could
+        // find no echo, was otherwise taken for echo from the pessimistic start on, and taught the ratios so.
+        let foundNoEcho = misadjustment.wasTakingLittleOff
         canceller.reset()
         notch.reset()
-        forgetFilteredPath()
+        forgetFilteredPath(keepingReferenceCoupling: foundNoEcho)
     }
 
     /// Forgets what was learned of the linear filter's path (the suppressor's coupling to its leftovers, the
     /// misadjustment monitor's history), as when the filter starts over or takes its shadow's weights.
     /// Real-time safe.
-    private func forgetFilteredPath() {
-        suppressor.forgetEchoCoupling()
+    private func forgetFilteredPath(keepingReferenceCoupling: Bool = false) {
+        if keepingReferenceCoupling {
+            suppressor.forgetEstimateCoupling()
+        } else {
+            suppressor.forgetEchoCoupling()
+        }
         misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks)
     }
 }

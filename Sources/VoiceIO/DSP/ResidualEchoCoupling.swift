@@ -42,6 +42,9 @@ final class ResidualEchoCoupling {
     /// The highest a ratio learns: the leftover 6 dB above its estimate (the reference's ratios: above the reference
     /// scaled by the echo path's gain).
     private static var ceiling: Float { 4 }
+    /// How much the ratios to the reference rise when a filter that took next to nothing off starts over
+    /// (`forgetEstimateCoupling`): its leftover was at least half the echo they measured.
+    private static var keptCouplingMargin: Float { 4 }
     private static var learningDown: Float { 0.05 }
     private static var learningUp: Float { 0.05 }
     private static var learningCreep: Float { 0.005 }
@@ -77,6 +80,27 @@ final class ResidualEchoCoupling {
         spreadCoupling.update(repeating: 0, count: laneBinCount)
         audibleLeakage.update(repeating: 1, count: laneBinCount)
         audibleCoupling.update(repeating: 1, count: laneBinCount)
+    }
+
+    /// Back to the pessimistic start for the ratios to the linear filter's estimate (ρ = 1, δ = 0), after the filter
+    /// was reset having taken next to nothing off: its leftover was already the whole echo, which the ratios to the
+    /// reference measured, so they are kept with a margin (`keptCouplingMargin`, at most 1 unless above it already).
+    /// Real-time safe.
+    func forgetEstimateCoupling() {
+        leakage.update(repeating: 1, count: laneBinCount)
+        spreadCoupling.update(repeating: 0, count: laneBinCount)
+        audibleLeakage.update(repeating: 1, count: laneBinCount)
+        raiseWithMargin(referenceCoupling)
+        raiseWithMargin(audibleCoupling)
+    }
+
+    /// A ratio times `keptCouplingMargin`, but not above 1 unless it already was.
+    private func raiseWithMargin(_ ratio: UnsafeMutablePointer<Float>) {
+        let margin = BinLanes(repeating: Self.keptCouplingMargin), one = BinLanes(repeating: 1)
+        for k in stride(from: 0, to: laneBinCount, by: 4) {
+            let kept = lanes(ratio, k)
+            store(minimum(margin * kept, maximum(kept, one)), ratio, k)
+        }
     }
 
     /// One far-end block's learning from the canceller's output power, per bin, less the `noise` and the late

@@ -421,6 +421,13 @@ public final class ResidualEchoSuppressor {
     /// reset; the noise floor and the signal histories stay. Real-time safe.
     public func forgetEchoCoupling() { coupling.forget() }
 
+    /// Forgets how much echo the linear filter leaves per unit of its estimate, and keeps, with a margin, how much
+    /// per unit of the reference: for a filter reset after it took next to nothing off, whose leftover the suppressor
+    /// already measured as the whole echo (a headset's microphone, where the filter finds no echo and a near talker
+    /// pulls it: a pessimistic start took a talker 19 dB under the far end for echo, and the ratios then learned it
+    /// as such). Real-time safe.
+    public func forgetEstimateCoupling() { coupling.forgetEstimateCoupling() }
+
     /// Forgets the near-end decision (its hangover included): what it heard was echo, e.g. a path that had just
     /// moved. Real-time safe.
     public func forgetNearEnd() { detector.reset() }
