@@ -11,7 +11,7 @@ import Glibc
 /// does not stall it; a shadow, a third set of weights learning at a fixed normalised step, takes over when the
 /// adapted filter has lost the path (`restartedFromShadow`); and the reference is shaped by the loudspeaker's
 /// saturation, learned while the far end plays alone (`LoudspeakerSaturation`), before any of the three filters
-/// sees it.
+/// sees it. Its owner may also hold the adapted filter's learning (`holdsAdaptation`).
 ///
 /// Samples are in Int16 units (full scale 32768) as Float. The transform (`MixedRadixRealFFT`) spans two blocks;
 /// each partition keeps `frameCount` taps.
@@ -68,6 +68,9 @@ final class BlockAdaptiveFilter {
     private var shadowWinningBlocks = 0
     /// Whether the last block replaced the adapted weights with the shadow's. Real-time safe.
     private(set) var restartedFromShadow = false
+    /// Whether the adapted filter holds its weights this block: the background does not learn (so neither can the
+    /// foreground it feeds), while the shadow and the learning rate's estimates go on. Real-time safe.
+    var holdsAdaptation = false
     /// The shadow's step: a fixed share of the normalised step, never adapted.
     private static var shadowStep: Float { 0.5 }
     /// The shadow takes over once its smoothed error has been below this share of the foreground's (−6 dB) for
@@ -315,8 +318,10 @@ final class BlockAdaptiveFilter {
         }
         let shadowErrorEnergy = runShadow()
         if rate.isAdapted { adjustPartitionWeights() }
-        adapt(background, partitionWeight: partitionWeight, stepPerBin: rate.stepPerBin, error: errorSpectrum)
-        constrainDuePartitions(background)
+        if !holdsAdaptation {
+            adapt(background, partitionWeight: partitionWeight, stepPerBin: rate.stepPerBin, error: errorSpectrum)
+            constrainDuePartitions(background)
+        }
 
         // Background output.
         filter(background, echo: backgroundEcho)

@@ -39,6 +39,8 @@ public final class EchoPipeline: VoiceProcessor {
     private let error: UnsafeMutableBufferPointer<Float>
     private let echoEstimate: UnsafeMutableBufferPointer<Float>
     private var misadjustment: MisadjustmentMonitor
+    /// Whether the microphone hears echo at all (kept across the filter's restarts).
+    private var echoPresence = EchoPresence()
     /// Blocks by which the aligned reference leads the echo (`EchoAligner.defaultLeadMilliseconds`).
     private let alignmentLeadBlocks: Int
     /// The DC notch the canceller's output carries (its own, narrowed below 12 kHz by `widener`).
@@ -185,6 +187,10 @@ public final class EchoPipeline: VoiceProcessor {
         // quiet as long as its ratios wait before learning upward (with the detector's 80 ms hangover instead, the
         // hall scene's near talker lost 0.5 dB in double talk).
         canceller.isFarEndAlone = suppressor.isNearEndQuiet
+        // A filter that found no echo (a headset's) would learn only what a near talker pulls it to, and its estimate
+        // of the talker then hides the talker from the suppressor's detector: it holds until the near end has been
+        // quiet as long as the suppressor's ratios wait (a voice 3 Hz off the far end's pitch lost 8-30 dB).
+        canceller.holdsAdaptation = echoPresence.isTakingLittleOff && !suppressor.isNearEndQuiet
         var errorPower = cancel(input, microphone: microphoneBase, reference: referenceBase, output: cancelledBase)
         if canceller.restartedFromShadow {
             // The path changed under the filter, which took its shadow's weights: what the suppressor took for a
@@ -214,6 +220,14 @@ public final class EchoPipeline: VoiceProcessor {
                 suppressor.forgetEchoCoupling()
                 suppressor.forgetNearEnd()
             }
+        }
+        if farEndActive && !suppressor.detector.nearEndActive {
+            var seenPower: Float = 0
+            for index in 0..<blockFrameCount {
+                let seen = error[index] + echoEstimate[index]
+                seenPower += seen * seen
+            }
+            echoPresence.add(errorPower: errorPower, microphonePower: seenPower)
         }
         // At the far end's return after a pause the pre-echo is suppressed, and what the suppressor learned of the
         // room stays: a talker who starts with the far end was taken for echo for a second or more (the public pump
@@ -268,7 +282,7 @@ public final class EchoPipeline: VoiceProcessor {
         // A filter that found no echo and took next to nothing off left the whole echo to the suppressor, whose
         // ratios to the reference measured it: they are kept. A headset's talker, who pulled a filter that could
         // find no echo, was otherwise taken for echo from the pessimistic start on, and taught the ratios so.
-        let foundNoEcho = misadjustment.wasTakingLittleOff
+        let foundNoEcho = echoPresence.isTakingLittleOff
         canceller.reset()
         notch.reset()
         forgetFilteredPath(keepingReferenceCoupling: foundNoEcho)

@@ -68,10 +68,6 @@ struct MisadjustmentMonitor {
     var suddenMinimumLevelRatio: Float = 0.1
     /// The sudden blocks' estimate power over their microphone power below which they are not judged (−10 dB).
     var suddenMinimumEstimateRatio: Float = 0.1
-    /// Linear ERLE at or below which the filter took next to nothing off, and the far-end blocks it is averaged over
-    /// (`wasTakingLittleOff`).
-    private static var littleERLEDecibels: Float { 3 }
-    private static var longBlocks: Int { 100 }
     /// Blocks by which the reference leads the echo's arrival (the aligner's lead): a pre-echo lasts no longer.
     let leadBlocks: Int
 
@@ -89,10 +85,6 @@ struct MisadjustmentMonitor {
     /// Far-end microphone and error power averaged before the recent blocks.
     private var priorMicrophonePower: Float = 0
     private var priorErrorPower: Float = 0
-    /// The error's and the filtered microphone's power (error + estimate: after the DC notch, which alone takes 3-6
-    /// dB off a pink background) averaged over about `longBlocks` far-end blocks (`wasTakingLittleOff`).
-    private var longErrorPower: Float = 0
-    private var longMicrophonePower: Float = 0
     private var priorCount: Float = 0
     /// Far-end blocks in a row whose error was at least as loud as the microphone.
     private var louderBlocks = 0
@@ -122,9 +114,6 @@ struct MisadjustmentMonitor {
                 block.y += error[index] * error[index]
                 block.z += estimate[index] * estimate[index]
             }
-            let longWeight = 1 / Float(min(farEndBlocks + 1, Self.longBlocks))
-            longErrorPower += longWeight * (block.y - longErrorPower)
-            longMicrophonePower += longWeight * (block.y + 2 * block.x + block.z - longMicrophonePower)
             errorEstimate += block.x
             errorPower += block.y
             estimatePower += block.z
@@ -157,14 +146,6 @@ struct MisadjustmentMonitor {
     /// Whether the filter took at least `suddenPriorERLEDecibels` off the microphone before the recent blocks.
     private var wasCancellingWell: Bool {
         priorErrorPower * pow(10, suddenPriorERLEDecibels / 10) <= priorMicrophonePower
-    }
-
-    /// Whether the filter took at most `littleERLEDecibels` off the microphone it saw over about the last
-    /// `longBlocks` far-end blocks (false until that many were observed): it found no echo, not just lost it
-    /// (a path that moved a few tenths of a second ago leaves the filter's good past in the average).
-    var wasTakingLittleOff: Bool {
-        farEndBlocks >= Self.longBlocks
-            && longErrorPower * pow(10, Self.littleERLEDecibels / 10) >= longMicrophonePower
     }
 
     /// Whether `microphonePower` (summed over `blocks` blocks) is under `suddenMinimumLevelRatio` of its prior
