@@ -76,6 +76,42 @@ extension PipeWireDeviceTests {
         #expect(kept.correlation >= 0.8, "the output holds the talker at correlation \(kept.correlation)")
     }
 
+    /// A headset on PipeWire: the unit plays into the null sink `room` and captures from a second one, `talker`, which
+    /// hears none of it; a near talker 13 dB under the far end's speech is added to that capture from the fifth
+    /// second on, for 11.6 s. The filter finds no echo, and neither a talker it could learn nor a chance delay lock
+    /// on the talker may cost the talker (the same run through `voicepeer simulate` before: -1.8 to -10.6 dB per 3 s).
+    @Test func theUnitKeepsAHeadsetsTalkerOnPipeWire() throws {
+        guard let loopback = PipeWireLoopback.require(#function) else { return }
+        #expect(loopback.pactl(["load-module", "module-null-sink", "sink_name=talker", "rate=\(Self.sampleRate)",
+                                "channels=1"]) == 0, "the talker's sink could not be loaded")
+        // Left loaded: unloading by name would take `room` too, and the suite's daemon goes with the suite.
+        let seconds = 16.6, talkerFrom = 5.0
+        let one = try EchoRunSupport.nearTalker(seconds: 6, deviceRate: Self.sampleRate, voiceRate: Self.voiceRate)
+        let scale: Float = 0.22
+        let talker = (device: (one.device + one.device).map { $0 * scale }, voice: (one.voice + one.voice).map { $0 * scale })
+        let (run, attempts) = try Self.runWithoutXruns("pipewire headset") {
+            let device = StallingTapDevice(
+                PipeWireDevice(server: loopback.server, playbackTarget: "room", captureTarget: "talker"),
+                capacityFrames: Int(seconds * Double(Self.sampleRate)), stallAtCycle: nil, stallMicroseconds: 0,
+                nearTalker: talker.device, nearTalkerFromFrame: Int(talkerFrom * Double(Self.sampleRate)))
+            let run = try EchoRunSupport.run(on: device, voiceRate: Self.voiceRate, seconds: seconds, bypass: false)
+            return (device.microphone.frames, run.processed, run.unit.statistics)
+        }
+        var gains: [Double] = []
+        for start in stride(from: talkerFrom + 1, to: seconds - 2.9, by: 3) {
+            let kept = EchoRunSupport.talkerGain(processed: run.processed, talker: talker.voice, voiceRate: Self.voiceRate,
+                                                 fromSeconds: talkerFrom, span: start...(start + 3))
+            gains.append(kept.gainDB)
+        }
+        print("pipewire headset: near talker per 3 s from \(talkerFrom + 1) s: \(gains) dB; delay locked"
+              + " \(run.statistics.isDelayEstimated); xruns \(run.statistics.deviceXrunCount); attempt \(attempts)")
+        #expect(Signal.powerDB(run.microphone, to: Int(talkerFrom * Double(Self.sampleRate))) < -60,
+                "the headset's capture heard the far end")
+        for (index, gain) in gains.enumerated() {
+            #expect(gain >= -2, "near talker at \(gain) dB from \(talkerFrom + 1 + 3 * Double(index)) s")
+        }
+    }
+
     @Test func bypassLeavesTheEchoOnPipeWireAsCaptured() throws {
         guard let loopback = PipeWireLoopback.require(#function) else { return }
         let run = try Self.runEcho(loopback, seconds: 2.5, bypass: true)
