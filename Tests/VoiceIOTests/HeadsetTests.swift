@@ -37,6 +37,7 @@ struct HeadsetTests {
         #expect(level < -6, "the talker only \(-level) dB under the far end")
         let (output, processor) = try Scene.process(microphone: microphone, far: far)
         #expect(processor.realignmentCount > 0, "no delay was locked on the talker")
+        #expect(processor.isNoEchoFound, "the headset's microphone was taken for one that hears echo")
 
         // Measured per 3 s from 5 s: at worst -0.9 dB (-13 dB talker) and -0.6 dB (-7 dB); -2.9 and -3.6 dB when the
         // restart also restarted the suppressor's ratios to the reference from their pessimistic start.
@@ -68,7 +69,8 @@ struct HeadsetTests {
         let (near, microphone) = Self.scene(
             talker: Self.voiced(seconds: 14, pitchHertz: 183, level: talkerLevel, syllableSeconds: 0.3, seed: 6),
             far: far, talkerStartSeconds: 7)
-        let (output, _) = try Scene.process(microphone: microphone, far: far)
+        let (output, processor) = try Scene.process(microphone: microphone, far: far)
+        #expect(processor.isNoEchoFound, "the headset's microphone was taken for one that hears echo")
 
         // Measured per 3 s from 8 s: -1.0 to -1.2 dB. A filter that went on learning from the talker predicted much of
         // it from the far end's harmonics and hid it from the double-talk detector: -8 to -30 dB; starting the pulled

@@ -49,4 +49,15 @@ struct UnitDiagnosticsTests {
         #expect((atFullScale > 0) == clips, "\(atFullScale) frames at full scale")
         #expect(harness.unit.statistics.microphoneClippedFrameCount == atFullScale)
     }
+
+    /// A room whose loudspeaker the microphone does not hear (a headset's: echo return loss 150 dB) and one that
+    /// does: the statistics say whether the canceller found echo, once 3 s of far-end sound were heard.
+    @Test("a canceller that found no echo is reported", arguments: [(150.0, true), (6.0, false)])
+    func absentEchoIsReported(echoReturnLossDB: Double, isAbsent: Bool) throws {
+        var room = UnitTests.room()
+        room.echoReturnLossDB = echoReturnLossDB
+        let harness = try UnitHarness(room: room, far: try Signal.farSpeech(seconds: 6), recordSeconds: 6)
+        try harness.run(seconds: 6)
+        #expect(harness.unit.statistics.isNoEchoFound == isAbsent)
+    }
 }

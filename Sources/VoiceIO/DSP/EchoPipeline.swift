@@ -87,6 +87,11 @@ public final class EchoPipeline: VoiceProcessor {
     static let nearTalkerMinimumUnexplainedRatio: Float = 0.5
     /// Weight of a block in the smoothed powers (a time constant of about 10 blocks).
     private static var unexplainedSmoothing: Float { 0.1 }
+    /// Whether the linear filter found no echo to cancel: it took 3 dB or less off the microphone over the last 3 s of
+    /// far-end sound without a near talker (`EchoPresence`). A headset's microphone, which hears none of the
+    /// loudspeaker, gives it; so does an echo the filter cannot follow yet (a microphone driven 15-20 dB over the
+    /// reference converges slowly). ERLE then comes from suppression alone. Real-time safe.
+    public var isNoEchoFound: Bool { echoPresence.isTakingLittleOff }
     /// Whether the residual echo suppressor's detector hears the near end (output above what echo and noise
     /// explain) in the last block.
     public var isNearEndActive: Bool { suppressor.detector.nearEndActive }

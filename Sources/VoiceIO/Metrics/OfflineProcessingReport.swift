@@ -19,6 +19,8 @@ public struct OfflineProcessingReport: Sendable, Hashable, Codable {
     public var doubleTalkFraction: Double
     public var realignments: Int
     public var divergenceResets: Int
+    /// Whether the echo canceller had found no echo to cancel at the end (`OfflineVoiceProcessor.isNoEchoFound`).
+    public var noEchoFound: Bool
     /// The level at which the loudspeaker was found to saturate, in dBFS (absent: taken for linear).
     public var loudspeakerKneeDBFS: Double?
     /// CPU time of the processing loop, in seconds.
@@ -29,6 +31,7 @@ public struct OfflineProcessingReport: Sendable, Hashable, Codable {
         case voiceRate = "voice_rate", deviceRate = "device_rate", frames, bypass, agc, ns, erleDB = "erle_db", erle
         case delayMilliseconds = "delay_ms", delayEstimated = "delay_estimated", driftPPM = "drift_ppm"
         case doubleTalkFraction = "double_talk_fraction", realignments, divergenceResets = "divergence_resets"
+        case noEchoFound = "no_echo_found"
         case loudspeakerKneeDBFS = "loudspeaker_knee_dbfs", cpuSeconds = "cpu_seconds", trace
     }
 
@@ -48,6 +51,7 @@ public struct OfflineProcessingReport: Sendable, Hashable, Codable {
         doubleTalkFraction = processor.doubleTalkFraction
         realignments = processor.realignmentCount
         divergenceResets = processor.divergenceResetCount
+        noEchoFound = processor.isNoEchoFound
         loudspeakerKneeDBFS = processor.loudspeakerKneeDBFS
         self.cpuSeconds = cpuSeconds
         trace = processor.trace

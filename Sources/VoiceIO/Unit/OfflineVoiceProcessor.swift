@@ -69,6 +69,8 @@ public final class OfflineVoiceProcessor {
     }
     /// Times the linear filter was found misadjusted (echo-path change) and started over.
     public var divergenceResetCount: Int { chain.pipeline.divergenceResetCount }
+    /// Whether the echo canceller found no echo to cancel (`EchoPipeline.isNoEchoFound`): a headset's microphone.
+    public var isNoEchoFound: Bool { chain.pipeline.isNoEchoFound }
     /// What the engine knew over the last run, one point per `traceIntervalSeconds`.
     public private(set) var trace: [EchoTracePoint] = []
     /// Span of one `trace` point, in seconds.

@@ -351,6 +351,7 @@ public final class VoiceProcessingIO: @unchecked Sendable {
         StatisticsStore.store(playbackChain.otherLevel, rms: store.otherRMS, peak: store.otherPeak)
         store.delayMilliseconds.store(captureChain.delayMilliseconds)
         store.isDelayEstimated.store(captureChain.aligner.realignmentCount > 0, ordering: .relaxed)
+        store.isNoEchoFound.store(captureChain.pipeline.isNoEchoFound, ordering: .relaxed)
         let arrivalFrames = captureChain.aligner.arrivalFrames ?? 0
         store.measuredDelayMilliseconds.store(Float(arrivalFrames * 1000 / Double(voiceFormat.sampleRate)))
         store.agcGainDB.store(Float(captureChain.pipeline.agcGainDB))

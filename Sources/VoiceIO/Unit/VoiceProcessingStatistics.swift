@@ -16,6 +16,11 @@ public struct VoiceProcessingStatistics: Sendable, Equatable, Codable {
     /// The echo's delay as last measured (the reference-to-microphone correlation peak), in milliseconds; 0 before
     /// the first estimate. The applied delay leads it and only follows it when it leaves the filter's reach.
     public var measuredDelayMilliseconds: Float
+    /// Whether the echo canceller found no echo to cancel over the last 3 s of far-end sound
+    /// (`EchoPipeline.isNoEchoFound`): a headset, whose microphone hears none of the loudspeaker, or an echo the
+    /// filter cannot follow yet. ERLE then comes from suppression alone, and an echo delay found may be a chance
+    /// match. False until 3 s were heard.
+    public var isNoEchoFound: Bool
     /// Clock drift between capture and playback reported by the device, in ppm.
     public var driftPPM: Double
     /// The captured microphone (device rate), the processed voice (voice rate), the far-end voice played and
@@ -51,6 +56,7 @@ public struct VoiceProcessingStatistics: Sendable, Equatable, Codable {
 final class StatisticsStore: Sendable {
     let delayMilliseconds = AtomicFloat(0)
     let isDelayEstimated = Atomic<Bool>(false)
+    let isNoEchoFound = Atomic<Bool>(false)
     let measuredDelayMilliseconds = AtomicFloat(0)
     let microphoneRMS = AtomicFloat(Level.floorDBFS), microphonePeak = AtomicFloat(Level.floorDBFS)
     let processedRMS = AtomicFloat(Level.floorDBFS), processedPeak = AtomicFloat(Level.floorDBFS)
@@ -72,7 +78,8 @@ final class StatisticsStore: Sendable {
         VoiceProcessingStatistics(
             erleDB: erle.liveDecibels, erle: erle.report, delayMilliseconds: delayMilliseconds.load(),
             isDelayEstimated: isDelayEstimated.load(ordering: .relaxed),
-            measuredDelayMilliseconds: measuredDelayMilliseconds.load(), driftPPM: timing.driftPPM,
+            measuredDelayMilliseconds: measuredDelayMilliseconds.load(),
+            isNoEchoFound: isNoEchoFound.load(ordering: .relaxed), driftPPM: timing.driftPPM,
             microphone: Level(rmsDBFS: microphoneRMS.load(), peakDBFS: microphonePeak.load()),
             processed: Level(rmsDBFS: processedRMS.load(), peakDBFS: processedPeak.load()),
             farEnd: Level(rmsDBFS: farRMS.load(), peakDBFS: farPeak.load()),

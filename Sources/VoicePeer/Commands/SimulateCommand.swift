@@ -165,10 +165,11 @@ struct SimulateCommand: ParsableCommand {
 
 enum LiveLine {
     static func print(_ stats: VoiceProcessingStatistics) {
-        let line = String(cFormat: "\rmic %6.1f  far %6.1f  app %6.1f  out %6.1f dBFS  ERLE %5.1f dB  delay %5.1f ms  agc %4.1f dB%@%@   ",
+        let line = String(cFormat: "\rmic %6.1f  far %6.1f  app %6.1f  out %6.1f dBFS  ERLE %5.1f dB  delay %5.1f ms  agc %4.1f dB%@%@%@   ",
                           stats.microphone.rmsDBFS, stats.farEnd.rmsDBFS, stats.otherAudio.rmsDBFS,
                           stats.processed.rmsDBFS, stats.erleDB, stats.delayMilliseconds, stats.agcGainDB,
-                          stats.isDucking ? "  ducking" : "", stats.isMicrophoneClipping ? "  MIC CLIPPING" : "")
+                          stats.isDucking ? "  ducking" : "", stats.isMicrophoneClipping ? "  MIC CLIPPING" : "",
+                          stats.isNoEchoFound ? "  no echo found" : "")
         StandardError.write(line)
     }
 }
@@ -202,7 +203,12 @@ enum Summary {
         if let clipping = clippingWarning(stats, capturedFrames: stats.periodCount * configuration.periodFrames) {
             Swift.print(clipping)
         }
+        if stats.isNoEchoFound { Swift.print(noEchoFoundNote) }
     }
+
+    /// The line for a canceller that found no echo (`VoiceProcessingStatistics.isNoEchoFound`).
+    static let noEchoFoundNote = "no echo found: the microphone hears none of the loudspeaker (a headset?),"
+        + " or an echo the canceller cannot follow yet; ERLE comes from suppression alone"
 
     /// A line for a microphone that clipped (nil when it did not): how often, and what to do.
     static func clippingWarning(_ stats: VoiceProcessingStatistics, capturedFrames: Int?) -> String? {

@@ -150,6 +150,7 @@ final class CallMonitor {
                      report.unit.erleDB, report.unit.delayMilliseconds, report.unit.deviceXrunCount,
                      skipped.quietReference, skipped.doubleTalk))
         if let clipping = Summary.clippingWarning(report.unit, capturedFrames: nil) { print("  \(clipping)") }
+        if report.unit.isNoEchoFound { print("  \(Summary.noEchoFoundNote)") }
         let latency = report.latency
         print(String(cFormat: "  quality: E-model R %.1f, MOS %.2f (mouth-to-ear %.0f ms%@, loss %.2f %%)",
                      report.quality.rFactor, report.quality.meanOpinionScore, latency.mouthToEarMilliseconds,

@@ -6,17 +6,18 @@ import VoiceIO
 
 /// The call's live figures as one line: levels, ERLE, packets received and lost, jitter, jitter-buffer delay
 /// (with the milliseconds latency control removed and added), concealment (count and longest run), RTT, bypass,
-/// mute and a clipping microphone.
+/// mute, a clipping microphone and a canceller that found no echo.
 enum CallStatusLine {
     static func text(seconds: Double, unit: VoiceProcessingStatistics, call: CallStatistics, bypass: Bool,
                      muted: Bool = false) -> String {
         let rtt = call.roundTripMilliseconds.map { String(cFormat: "%.0f ms", $0) } ?? "—"
-        return String(cFormat: "%6.1f s  mic %6.1f  out %6.1f  far %6.1f dBFS  ERLE %5.1f dB  rx %d  loss %lld  jitter %4.1f ms  JB %4.0f ms %@  concealed %d (longest %.0f ms)  RTT %@  %@%@%@",
+        return String(cFormat: "%6.1f s  mic %6.1f  out %6.1f  far %6.1f dBFS  ERLE %5.1f dB  rx %d  loss %lld  jitter %4.1f ms  JB %4.0f ms %@  concealed %d (longest %.0f ms)  RTT %@  %@%@%@%@",
                       seconds, unit.microphone.rmsDBFS, unit.processed.rmsDBFS, unit.farEnd.rmsDBFS, unit.erleDB,
                       call.packetsReceived, call.packetsLost, call.jitterMilliseconds, call.jitterBuffer.delayMilliseconds,
                       latencyControl(call.jitterBuffer), call.jitterBuffer.concealed,
                       call.jitterBuffer.longestConcealmentMilliseconds, rtt, bypass ? "BYPASS" : "processing",
-                      muted ? "  MUTED" : "", unit.isMicrophoneClipping ? "  MIC CLIPPING" : "")
+                      muted ? "  MUTED" : "", unit.isMicrophoneClipping ? "  MIC CLIPPING" : "",
+                      unit.isNoEchoFound ? "  no echo found" : "")
     }
 
     /// Milliseconds the jitter buffer removed and added to hold its target, as "−R/+A".
