@@ -3,8 +3,9 @@ import Testing
 import VoiceIO
 
 /// A headset: the microphone hears no echo, and a near talker speaks over the far end, quieter than its reference.
-/// The linear filter finds nothing to cancel; a talker can still pull it (a voice near the far end's pitch), and its
-/// onsets can lock the delay estimate at a chance peak, which starts the filter over. Neither may cost the talker.
+/// The linear filter finds nothing to cancel; the talker pulls it, and its onsets can lock the delay estimate at a
+/// chance peak, both of which start the filter over. That may not cost the talker, nor may what the canceller
+/// concluded keep an echo heard later.
 @Suite("A headset")
 struct HeadsetTests {
     typealias Scene = EchoSceneProcessingTests
@@ -39,44 +40,25 @@ struct HeadsetTests {
         #expect(processor.realignmentCount > 0, "no delay was locked on the talker")
         #expect(processor.isNoEchoFound, "the headset's microphone was taken for one that hears echo")
 
-        // Measured per 3 s from 5 s: at worst -0.9 dB (-13 dB talker) and -0.6 dB (-7 dB); -2.9 and -3.6 dB when the
+        // Measured per 3 s from 5 s: at worst -1.2 dB (-13 dB talker) and -1.0 dB (-7 dB); -5.8 and -3.7 dB when the
         // restart also restarted the suppressor's ratios to the reference from their pessimistic start.
         for (index, gain) in Self.windowGains(output, near: near, fromSeconds: 5, toSeconds: 20).enumerated() {
             #expect(gain > -2, "near talker gain \(gain) dB from \(5 + 3 * index) s")
         }
     }
 
-    /// Voiced sound: 12 harmonics of `pitchHertz` (falling as 1/k) in syllables of `syllableSeconds`, one in five
-    /// silent, at about `level` while voiced.
-    static func voiced(seconds: Double, pitchHertz: Double, level: Float, syllableSeconds: Double,
-                       seed: UInt64) -> [Float] {
-        var noise = EchoSceneFixture.Noise(state: seed)
-        let syllable = Int(syllableSeconds * Double(Scene.rate))
-        var gain: Float = 1
-        return (0..<Int(seconds * Double(Scene.rate))).map { index in
-            if index % syllable == 0 { gain = noise.next() > -0.6 ? 1 : 0 }
-            let envelope = gain * Float(sin(Double.pi * Double(index % syllable) / Double(syllable)))
-            let phase = 2 * Double.pi * pitchHertz * Double(index) / Double(Scene.rate)
-            let sum = (1...12).reduce(0.0) { $0 + sin(Double($1) * phase) / Double($1) }
-            return level * envelope * Float(sum) * 0.9
-        }
-    }
-
-    @Test("a voiced talker 3 Hz off the far end's pitch does not pull the filter that found no echo",
-          arguments: [Float(0.02), 0.04])
-    func talkerNearTheFarEndsPitch(talkerLevel: Float) throws {
-        let far = Self.voiced(seconds: 24, pitchHertz: 180, level: 0.1, syllableSeconds: 0.25, seed: 5)
-        let (near, microphone) = Self.scene(
-            talker: Self.voiced(seconds: 14, pitchHertz: 183, level: talkerLevel, syllableSeconds: 0.3, seed: 6),
-            far: far, talkerStartSeconds: 7)
-        let (output, processor) = try Scene.process(microphone: microphone, far: far)
-        #expect(processor.isNoEchoFound, "the headset's microphone was taken for one that hears echo")
-
-        // Measured per 3 s from 8 s: -1.0 to -1.2 dB. A filter that went on learning from the talker predicted much of
-        // it from the far end's harmonics and hid it from the double-talk detector: -8 to -30 dB; starting the pulled
-        // filter over with the suppressor's pessimistic ratios as well: -15 to -66 dB.
-        for (index, gain) in Self.windowGains(output, near: near, fromSeconds: 8, toSeconds: 20).enumerated() {
-            #expect(gain > -2, "near talker gain \(gain) dB from \(8 + 3 * index) s")
-        }
+    /// A headset unplugged, or a loudspeaker turned up from silence: the microphone hears no echo for 6 s of far end,
+    /// then a room's. What the canceller concluded from the silence (no echo to find) must not keep the echo.
+    @Test("a loudspeaker heard after 6 s of a microphone that heard none is cancelled within 2 s")
+    func echoAfterAHeadset() throws {
+        let far = Scene.fixture.speechLike(seconds: 12, rms: 0.1, seed: 181)
+        var echo = Scene.roomEcho(far, bulkMilliseconds: 40, seed: 182, gain: 0.5)
+        for index in 0..<(6 * Scene.rate) { echo[index] = 0 }
+        let microphone = Scene.mix(echo, Scene.fixture.noise(count: far.count, rms: 0.0003, seed: 183))
+        let (output, _) = try Scene.process(microphone: microphone, far: far)
+        let erle = Scene.erleDB(microphone, output, from: 8, to: 12)
+        // Measured 52 dB (54-58 dB from 6.5 s on); 1.2 dB when a filter that had found no echo held its learning while
+        // the suppressor heard a talker, which the new echo was taken for.
+        #expect(erle > 30, "ERLE \(erle) dB from 8 s")
     }
 }

@@ -11,7 +11,7 @@ import Glibc
 /// does not stall it; a shadow, a third set of weights learning at a fixed normalised step, takes over when the
 /// adapted filter has lost the path (`restartedFromShadow`); and the reference is shaped by the loudspeaker's
 /// saturation, learned while the far end plays alone (`LoudspeakerSaturation`), before any of the three filters
-/// sees it. Its owner may also hold the adapted filter's learning (`holdsAdaptation`).
+/// sees it.
 ///
 /// Samples are in Int16 units (full scale 32768) as Float. The transform (`MixedRadixRealFFT`) spans two blocks;
 /// each partition keeps `frameCount` taps.
@@ -68,9 +68,8 @@ final class BlockAdaptiveFilter {
     private var shadowWinningBlocks = 0
     /// Whether the last block replaced the adapted weights with the shadow's. Real-time safe.
     private(set) var restartedFromShadow = false
-    /// Whether the adapted filter holds its weights this block: the background does not learn (so neither can the
-    /// foreground it feeds), while the shadow and the learning rate's estimates go on. Real-time safe.
-    var holdsAdaptation = false
+    /// Microphone power over the shadow's error power above which the shadow is found cancelling (6 dB).
+    private static var shadowFoundEchoRatio: Float { 4 }
     /// The shadow's step: a fixed share of the normalised step, never adapted.
     private static var shadowStep: Float { 0.5 }
     /// The shadow takes over once its smoothed error has been below this share of the foreground's (−6 dB) for
@@ -318,10 +317,8 @@ final class BlockAdaptiveFilter {
         }
         let shadowErrorEnergy = runShadow()
         if rate.isAdapted { adjustPartitionWeights() }
-        if !holdsAdaptation {
-            adapt(background, partitionWeight: partitionWeight, stepPerBin: rate.stepPerBin, error: errorSpectrum)
-            constrainDuePartitions(background)
-        }
+        adapt(background, partitionWeight: partitionWeight, stepPerBin: rate.stepPerBin, error: errorSpectrum)
+        constrainDuePartitions(background)
 
         // Background output.
         filter(background, echo: backgroundEcho)
@@ -449,6 +446,10 @@ final class BlockAdaptiveFilter {
         shadowWinningBlocks = 0
         return true
     }
+
+    /// Whether the shadow takes 6 dB or more off the microphone (smoothed over the last blocks): there is echo to
+    /// cancel, whatever the adapted filter does (a near talker cannot make it: see `judgeShadow`). Real-time safe.
+    var isShadowCancelling: Bool { shadowErrorSmoothed * Self.shadowFoundEchoRatio < nearSmoothed }
 
     /// Whether the foreground takes less than 3 dB off the microphone (smoothed over the last blocks): the path is
     /// lost, not merely tracked less well.

@@ -70,13 +70,9 @@ public final class EchoCanceller {
     /// from the start-up rate (`BlockAdaptiveFilter.restartedFromShadow`). Real-time safe.
     public var restartedFromShadow: Bool { filter.restartedFromShadow }
 
-    /// Whether the filter holds its weights (`BlockAdaptiveFilter.holdsAdaptation`): set it while a near talker may be
-    /// talking over a filter that found no echo, which would learn only the talker. Real-time safe; set it before
-    /// `process`.
-    public var holdsAdaptation: Bool {
-        get { filter.holdsAdaptation }
-        set { filter.holdsAdaptation = newValue }
-    }
+    /// Whether the shadow filter, which learns at a fixed rate, takes 6 dB or more off the microphone: there is echo to
+    /// cancel (`BlockAdaptiveFilter.isShadowCancelling`). Real-time safe.
+    public var isShadowCancelling: Bool { filter.isShadowCancelling }
 
     /// The level at which the loudspeaker was found to saturate, as a fraction of full scale (the knee of the
     /// limiter the reference is shaped by before the filter, `LoudspeakerSaturation`); nil while it is taken for

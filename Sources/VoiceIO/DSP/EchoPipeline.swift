@@ -192,10 +192,6 @@ public final class EchoPipeline: VoiceProcessor {
         // quiet as long as its ratios wait before learning upward (with the detector's 80 ms hangover instead, the
         // hall scene's near talker lost 0.5 dB in double talk).
         canceller.isFarEndAlone = suppressor.isNearEndQuiet
-        // A filter that found no echo (a headset's) would learn only what a near talker pulls it to, and its estimate
-        // of the talker then hides the talker from the suppressor's detector: it holds until the near end has been
-        // quiet as long as the suppressor's ratios wait (a voice 3 Hz off the far end's pitch lost 8-30 dB).
-        canceller.holdsAdaptation = echoPresence.isTakingLittleOff && !suppressor.isNearEndQuiet
         var errorPower = cancel(input, microphone: microphoneBase, reference: referenceBase, output: cancelledBase)
         if canceller.restartedFromShadow {
             // The path changed under the filter, which took its shadow's weights: what the suppressor took for a
@@ -226,7 +222,10 @@ public final class EchoPipeline: VoiceProcessor {
                 suppressor.forgetNearEnd()
             }
         }
-        if farEndActive && !suppressor.detector.nearEndActive {
+        if canceller.isShadowCancelling {
+            // There is echo after all (a headset unplugged, a loudspeaker turned up from silence): the verdict goes.
+            echoPresence = EchoPresence()
+        } else if farEndActive && !suppressor.detector.nearEndActive {
             var seenPower: Float = 0
             for index in 0..<blockFrameCount {
                 let seen = error[index] + echoEstimate[index]

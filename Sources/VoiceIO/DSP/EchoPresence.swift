@@ -4,9 +4,10 @@ import Glibc
 /// the last three seconds of far-end sound without a near talker heard, the microphone taken as the filter saw it
 /// (after the DC notch, which alone takes 3-6 dB off a pink background). At 3 dB or less (`isTakingLittleOff`) the
 /// filter found no echo: a headset's microphone, which hears none. Three seconds, not one: a hot microphone's filter
-/// may take that long to converge (our hot-microphone scene g06: its ERLE fell from 23.7 to 11.3 dB with one). The
-/// average outlasts the filter's restarts (the room does not change when the filter does), and a near talker's blocks
-/// are left out (a talker dilutes the ERLE of a good filter). Real-time safe.
+/// may take that long to converge (our hot-microphone scene g06). The average outlasts the filter's restarts (the room
+/// does not change when the filter does), and a near talker's blocks are left out (a talker dilutes the ERLE of a good
+/// filter). The owner starts it over when echo turns up after all (`EchoCanceller.isShadowCancelling`). Real-time
+/// safe.
 struct EchoPresence {
     private var errorPower: Float = 0
     private var microphonePower: Float = 0
