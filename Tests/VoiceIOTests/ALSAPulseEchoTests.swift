@@ -128,9 +128,10 @@ extension ALSAPulseLoopbackTests {
     }
 
     /// A stall of four buffers on the I/O thread with the unit running: the device recovers, the unit's
-    /// statistics count the xrun, the cycles go on, the delay estimate stays, and the canceller is back to 15 dB
-    /// within 2.75 s. (PulseAudio restarts the pair with an echo delay up to about 100 frames off the old one, so
-    /// the adaptive filter has to reconverge: that takes 0.75–2 s here, against about 1.5 s at the first start.)
+    /// statistics count the xrun, the cycles go on, the delay estimate stays (within 5 ms: it follows the server), and
+    /// the canceller is back to 15 dB within 2.75 s. (PulseAudio restarts the pair with an echo delay up to about 150
+    /// frames off the old one, 0.3-3.1 ms in 27 CI runs, so the adaptive filter has to reconverge: that takes 0.75–2 s
+    /// here, against about 1.5 s at the first start.)
     ///
     /// A run the machine disturbed beside the planned stall (xruns before it, a starved daemon after it) is
     /// repeated (3 at most) and the reason printed, as in `theUnitRemovesTheLoopbacksEcho`: such cuts move the
@@ -168,7 +169,8 @@ extension ALSAPulseLoopbackTests {
         #expect(run.lateMilliseconds > run.bufferMilliseconds, "late at most \(run.lateMilliseconds) ms")
         #expect(run.statistics.periodCount >= 600, "cycles stopped after the stall")
         #expect(gap.lostMilliseconds > 100 && gap.lostMilliseconds < 400, "lost \(gap.lostMilliseconds) ms")
-        #expect(abs(run.statistics.measuredDelayMilliseconds - before.measuredDelayMilliseconds) <= 3)
+        #expect(abs(run.statistics.measuredDelayMilliseconds - before.measuredDelayMilliseconds) <= 5,
+                "measured delay \(before.measuredDelayMilliseconds) -> \(run.statistics.measuredDelayMilliseconds) ms")
         #expect(reconverged != nil, "the echo reduction never came back to 15 dB: \(timeline)")
         #expect(reduction >= 6, "echo reduced by only \(reduction) dB after the xrun")
     }
