@@ -10,10 +10,14 @@ extension PipeWireDeviceTests {
 
     /// Runs the unit (AGC off, bypass as given) for `seconds` of captured audio, a near talker (device rate) added
     /// to the capture from `nearTalkerFromSeconds` when given; returns the raw microphone (device rate), the
-    /// processed voice (voice rate) and the unit's statistics.
+    /// processed voice (voice rate) and the unit's statistics. The unit plays into `room` and captures its monitor, or
+    /// `captureTarget` when given.
     static func runEcho(_ loopback: PipeWireLoopback, seconds: Double, bypass: Bool, nearTalker: [Float] = [],
-                        nearTalkerFromSeconds: Double = 0) throws -> EchoRun {
-        let device = StallingTapDevice(Self.device(loopback), capacityFrames: Int(seconds * Double(sampleRate)),
+                        nearTalkerFromSeconds: Double = 0, captureTarget: String? = nil) throws -> EchoRun {
+        let pipeWire = captureTarget.map {
+            PipeWireDevice(server: loopback.server, playbackTarget: "room", captureTarget: $0)
+        } ?? Self.device(loopback)
+        let device = StallingTapDevice(pipeWire, capacityFrames: Int(seconds * Double(sampleRate)),
                                        stallAtCycle: nil, stallMicroseconds: 0, nearTalker: nearTalker,
                                        nearTalkerFromFrame: Int(nearTalkerFromSeconds * Double(sampleRate)))
         let run = try EchoRunSupport.run(on: device, voiceRate: voiceRate, seconds: seconds, bypass: bypass)
@@ -91,12 +95,8 @@ extension PipeWireDeviceTests {
         let scale: Float = 0.22
         let talker = (device: (one.device + one.device).map { $0 * scale }, voice: (one.voice + one.voice).map { $0 * scale })
         let (run, attempts) = try Self.runWithoutXruns("pipewire headset") {
-            let device = StallingTapDevice(
-                PipeWireDevice(server: loopback.server, playbackTarget: "room", captureTarget: "talker"),
-                capacityFrames: Int(seconds * Double(Self.sampleRate)), stallAtCycle: nil, stallMicroseconds: 0,
-                nearTalker: talker.device, nearTalkerFromFrame: Int(talkerFrom * Double(Self.sampleRate)))
-            let run = try EchoRunSupport.run(on: device, voiceRate: Self.voiceRate, seconds: seconds, bypass: false)
-            return (device.microphone.frames, run.processed, run.unit.statistics)
+            try Self.runEcho(loopback, seconds: seconds, bypass: false, nearTalker: talker.device,
+                             nearTalkerFromSeconds: talkerFrom, captureTarget: "talker")
         }
         var gains: [Double] = []
         for start in stride(from: talkerFrom + 1, to: seconds - 2.9, by: 3) {

@@ -192,7 +192,8 @@ public final class EchoPipeline: VoiceProcessor {
         // quiet as long as its ratios wait before learning upward (with the detector's 80 ms hangover instead, the
         // hall scene's near talker lost 0.5 dB in double talk).
         canceller.isFarEndAlone = suppressor.isNearEndQuiet
-        var errorPower = cancel(input, microphone: microphoneBase, reference: referenceBase, output: cancelledBase)
+        var (errorPower, filteredMicrophonePower) = cancel(input, microphone: microphoneBase, reference: referenceBase,
+                                                            output: cancelledBase)
         if canceller.restartedFromShadow {
             // The path changed under the filter, which took its shadow's weights: what the suppressor took for a
             // near talker since then was the new echo.
@@ -209,7 +210,8 @@ public final class EchoPipeline: VoiceProcessor {
             divergenceResetCount += 1
             reset()
             suppressor.forgetNearEnd()
-            errorPower = cancel(input, microphone: microphoneBase, reference: referenceBase, output: cancelledBase)
+            (errorPower, filteredMicrophonePower) = cancel(input, microphone: microphoneBase, reference: referenceBase,
+                                                           output: cancelledBase)
         case .sustained:
             divergenceResetCount += 1
             reset()
@@ -226,12 +228,7 @@ public final class EchoPipeline: VoiceProcessor {
             // There is echo after all (a headset unplugged, a loudspeaker turned up from silence): the verdict goes.
             echoPresence = EchoPresence()
         } else if farEndActive && !suppressor.detector.nearEndActive {
-            var seenPower: Float = 0
-            for index in 0..<blockFrameCount {
-                let seen = error[index] + echoEstimate[index]
-                seenPower += seen * seen
-            }
-            echoPresence.add(errorPower: errorPower, microphonePower: seenPower)
+            echoPresence.add(errorPower: errorPower, microphonePower: filteredMicrophonePower)
         }
         // At the far end's return after a pause the pre-echo is suppressed, and what the suppressor learned of the
         // room stays: a talker who starts with the far end was taken for echo for a second or more (the public pump
@@ -266,18 +263,22 @@ public final class EchoPipeline: VoiceProcessor {
     }
 
     /// Runs the linear filter over one block: fills `error` (its output) and `echoEstimate` (the notched
-    /// microphone minus it) and returns the error's power summed over the block. Real-time safe.
+    /// microphone minus it) and returns the error's power and the notched microphone's (the microphone the filter
+    /// saw), each summed over the block. Real-time safe.
     private func cancel(_ input: UnsafeBufferPointer<Float>, microphone: UnsafePointer<Int16>,
-                        reference: UnsafePointer<Int16>, output: UnsafeMutablePointer<Int16>) -> Float {
+                        reference: UnsafePointer<Int16>, output: UnsafeMutablePointer<Int16>)
+        -> (error: Float, filteredMicrophone: Float) {
         canceller.process(microphone: microphone, reference: reference, output: output)
-        var errorPower: Float = 0
+        var errorPower: Float = 0, filteredMicrophonePower: Float = 0
         for index in 0..<blockFrameCount {
             let e = Float(cancelled[index]) / 32768
+            let notched = notch.filter((input[index] * 32768).rounded()) / 32768
             error[index] = e
-            echoEstimate[index] = notch.filter((input[index] * 32768).rounded()) / 32768 - e
+            echoEstimate[index] = notched - e
             errorPower += e * e
+            filteredMicrophonePower += notched * notched
         }
-        return errorPower
+        return (errorPower, filteredMicrophonePower)
     }
 
     /// Forgets the echo path (the linear filter and what the suppressor learned about its leftovers; what it learned
@@ -286,7 +287,7 @@ public final class EchoPipeline: VoiceProcessor {
         // A filter that found no echo and took next to nothing off left the whole echo to the suppressor, whose
         // ratios to the reference measured it: they are kept. A headset's talker, who pulled a filter that could
         // find no echo, was otherwise taken for echo from the pessimistic start on, and taught the ratios so.
-        let foundNoEcho = echoPresence.isTakingLittleOff
+        let foundNoEcho = isNoEchoFound
         canceller.reset()
         notch.reset()
         forgetFilteredPath(keepingReferenceCoupling: foundNoEcho)

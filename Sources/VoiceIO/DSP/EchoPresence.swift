@@ -20,7 +20,7 @@ struct EchoPresence {
     private static var littleERLEDecibels: Float { 3 }
 
     /// One far-end block without a near talker heard: the filter's error power and the power of the microphone it
-    /// saw (error + estimate), summed over the block.
+    /// saw (after the notch), summed over the block.
     mutating func add(errorPower blockError: Float, microphonePower blockMicrophone: Float) {
         count = min(count + 1, Self.blocks)
         errorPower += (blockError - errorPower) / Float(count)

@@ -15,6 +15,9 @@ public struct Level: Sendable, Equatable, Codable {
         self.rmsDBFS = rmsDBFS
         self.peakDBFS = peakDBFS
     }
+
+    /// Whether the peak reached full scale (`LevelMeter.clippingAmplitude`): the signal clipped.
+    var reachesFullScale: Bool { peakDBFS >= LevelMeter.dBFS(amplitude: Double(LevelMeter.clippingAmplitude)) }
 }
 
 /// Measures block levels. Every function is real-time safe.

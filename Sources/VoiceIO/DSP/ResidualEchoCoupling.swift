@@ -75,10 +75,8 @@ final class ResidualEchoCoupling {
     /// Back to the pessimistic start (ρ = γ = 1, δ = 0), as at `init` or after the linear filter was reset.
     /// Real-time safe.
     func forget() {
-        leakage.update(repeating: 1, count: laneBinCount)
+        restartEstimateRatios()
         referenceCoupling.update(repeating: 1, count: laneBinCount)
-        spreadCoupling.update(repeating: 0, count: laneBinCount)
-        audibleLeakage.update(repeating: 1, count: laneBinCount)
         audibleCoupling.update(repeating: 1, count: laneBinCount)
     }
 
@@ -87,11 +85,16 @@ final class ResidualEchoCoupling {
     /// reference measured, so they are kept with a margin (`keptCouplingMargin`, at most 1 unless above it already).
     /// Real-time safe.
     func forgetEstimateCoupling() {
+        restartEstimateRatios()
+        raiseWithMargin(referenceCoupling)
+        raiseWithMargin(audibleCoupling)
+    }
+
+    /// ρ (the gain's and the detector's) back to 1, δ to 0: their pessimistic start.
+    private func restartEstimateRatios() {
         leakage.update(repeating: 1, count: laneBinCount)
         spreadCoupling.update(repeating: 0, count: laneBinCount)
         audibleLeakage.update(repeating: 1, count: laneBinCount)
-        raiseWithMargin(referenceCoupling)
-        raiseWithMargin(audibleCoupling)
     }
 
     /// A ratio times `keptCouplingMargin`, but not above 1 unless it already was.

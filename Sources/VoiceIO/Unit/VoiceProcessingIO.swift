@@ -345,7 +345,8 @@ public final class VoiceProcessingIO: @unchecked Sendable {
 
     private func publishStatistics(microphone: UnsafeBufferPointer<Float>, droppedFrames: Int) {
         let store = statisticsStore
-        StatisticsStore.store(LevelMeter.measure(microphone), rms: store.microphoneRMS, peak: store.microphonePeak)
+        let microphoneLevel = LevelMeter.measure(microphone)
+        StatisticsStore.store(microphoneLevel, rms: store.microphoneRMS, peak: store.microphonePeak)
         StatisticsStore.store(captureChain.processedLevel, rms: store.processedRMS, peak: store.processedPeak)
         StatisticsStore.store(playbackChain.farLevel, rms: store.farRMS, peak: store.farPeak)
         StatisticsStore.store(playbackChain.otherLevel, rms: store.otherRMS, peak: store.otherPeak)
@@ -357,8 +358,10 @@ public final class VoiceProcessingIO: @unchecked Sendable {
         store.agcGainDB.store(Float(captureChain.pipeline.agcGainDB))
         store.duckingGainDB.store(playbackChain.ducker.gainDB)
         if droppedFrames > 0 { store.inputOverflowFrameCount.add(droppedFrames, ordering: .relaxed) }
-        let clipped = LevelMeter.fullScaleCount(microphone)
-        if clipped > 0 { store.microphoneClippedFrameCount.add(clipped, ordering: .relaxed) }
+        // Counted only in a period whose peak reached full scale (the level above): most periods need no second pass.
+        if microphoneLevel.reachesFullScale {
+            store.microphoneClippedFrameCount.add(LevelMeter.fullScaleCount(microphone), ordering: .relaxed)
+        }
         store.otherAudioUnderrunCount.store(playbackChain.otherAudioUnderrunCount, ordering: .relaxed)
         store.periodCount.add(1, ordering: .relaxed)
     }

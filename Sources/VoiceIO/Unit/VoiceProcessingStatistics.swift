@@ -34,9 +34,7 @@ public struct VoiceProcessingStatistics: Sendable, Equatable, Codable {
     /// lower the capture gain.
     public var microphoneClippedFrameCount: Int
     /// Whether the last period's capture reached full scale (`microphone`'s peak): the microphone clips now.
-    public var isMicrophoneClipping: Bool {
-        microphone.peakDBFS >= LevelMeter.dBFS(amplitude: Double(LevelMeter.clippingAmplitude))
-    }
+    public var isMicrophoneClipping: Bool { microphone.reachesFullScale }
     /// Gain the gain control applies now, in dB.
     public var agcGainDB: Float
     /// Gain on other audio now, in dB (0 = not ducked).
