@@ -41,6 +41,8 @@ public final class EchoPipeline: VoiceProcessor {
     private var misadjustment: MisadjustmentMonitor
     /// Whether the microphone hears echo at all (kept across the filter's restarts).
     private var echoPresence = EchoPresence()
+    /// How much of the microphone the filter's estimate explains, which weighs the estimate while it found no echo.
+    private var explained = ExplainedShare()
     /// Blocks by which the aligned reference leads the echo (`EchoAligner.defaultLeadMilliseconds`).
     private let alignmentLeadBlocks: Int
     /// The DC notch the canceller's output carries (its own, narrowed below 12 kHz by `widener`).
@@ -90,7 +92,8 @@ public final class EchoPipeline: VoiceProcessor {
     /// Whether the linear filter found no echo to cancel: it took 3 dB or less off the microphone over the last 3 s of
     /// far-end sound without a near talker (`EchoPresence`). A headset's microphone, which hears none of the
     /// loudspeaker, gives it; so does an echo the filter cannot follow yet (a microphone driven 15-20 dB over the
-    /// reference converges slowly). ERLE then comes from suppression alone. Real-time safe.
+    /// reference converges slowly). ERLE then comes from suppression alone, and the filter subtracts nothing: its
+    /// estimate only informs the suppressor, weighed by how much of the microphone it explains. Real-time safe.
     public var isNoEchoFound: Bool { echoPresence.isTakingLittleOff }
     /// Whether the residual echo suppressor's detector hears the near end (output above what echo and noise
     /// explain) in the last block.
@@ -224,8 +227,12 @@ public final class EchoPipeline: VoiceProcessor {
                 suppressor.forgetNearEnd()
             }
         }
-        if canceller.isShadowCancelling {
+        explained.add(errorPower: errorPower, microphonePower: filteredMicrophonePower)
+        if canceller.isShadowCancelling || (farEndActive && explained.isHalfExplained) {
             // There is echo after all (a headset unplugged, a loudspeaker turned up from silence): the verdict goes.
+            // The filter's own 3 dB over 100 ms of far end gives it away sooner than the shadow's 6 dB (3.4 s after
+            // the loudspeaker in our 8 kHz scene); a talker who pulls the filter stays under that (0.2 at most in the
+            // headset scenes).
             echoPresence = EchoPresence()
         } else if farEndActive && !suppressor.detector.nearEndActive {
             echoPresence.add(errorPower: errorPower, microphonePower: filteredMicrophonePower)
@@ -245,6 +252,17 @@ public final class EchoPipeline: VoiceProcessor {
             suppressor.setLateTail(energyPastEnd: tailEstimator.energyPastEnd, decayPerBlock: tailEstimator.decayPerBlock)
         }
         blocksUntilTailUpdate -= 1
+        if isNoEchoFound {
+            // A filter that found no echo subtracts nothing: what it would take off is the near talker it was pulled
+            // to (a headset's, whose voice near the far end's pitch the reference's harmonics partly predict). Its
+            // estimate reaches the suppressor as far as it explains the microphone: little of a talker it cannot
+            // follow, more and more of an echo that turns up after all, which the suppressor's ratios to it catch.
+            let weight = explained.share.squareRoot()
+            for index in 0..<blockFrameCount {
+                error[index] += echoEstimate[index]
+                echoEstimate[index] *= weight
+            }
+        }
         suppressor.process(output: error, echoEstimate: UnsafeBufferPointer(echoEstimate),
                            reference: UnsafeBufferPointer(rebasing: echo[..<blockFrameCount]))
         SampleConversion.int16(from: UnsafeBufferPointer(error), into: cancelled)

@@ -6,8 +6,8 @@ import Glibc
 /// filter found no echo: a headset's microphone, which hears none. Three seconds, not one: a hot microphone's filter
 /// may take that long to converge (our hot-microphone scene g06). The average outlasts the filter's restarts (the room
 /// does not change when the filter does), and a near talker's blocks are left out (a talker dilutes the ERLE of a good
-/// filter). The owner starts it over when echo turns up after all (`EchoCanceller.isShadowCancelling`). Real-time
-/// safe.
+/// filter). The owner starts it over when echo turns up after all (`EchoCanceller.isShadowCancelling`, or the filter
+/// taking 3 dB off over 100 ms of far end, `ExplainedShare`). Real-time safe.
 struct EchoPresence {
     private var errorPower: Float = 0
     private var microphonePower: Float = 0
