@@ -227,15 +227,23 @@ public final class EchoPipeline: VoiceProcessor {
                 suppressor.forgetNearEnd()
             }
         }
-        explained.add(errorPower: errorPower, microphonePower: filteredMicrophonePower)
-        if canceller.isShadowCancelling || (farEndActive && explained.isHalfExplained) {
-            // There is echo after all (a headset unplugged, a loudspeaker turned up from silence): the verdict goes.
-            // The filter's own 3 dB over 100 ms of far end gives it away sooner than the shadow's 6 dB (3.4 s after
-            // the loudspeaker in our 8 kHz scene); a talker who pulls the filter stays under that (0.2 at most in the
-            // headset scenes).
-            echoPresence = EchoPresence()
-        } else if farEndActive && !suppressor.detector.nearEndActive {
+        let wasNoEchoFound = isNoEchoFound
+        if farEndActive && !suppressor.detector.nearEndActive {
             echoPresence.add(errorPower: errorPower, microphonePower: filteredMicrophonePower)
+        }
+        explained.add(errorPower: errorPower, microphonePower: filteredMicrophonePower)
+        let isEchoTurningUp = canceller.isShadowCancelling || (farEndActive && explained.isHalfExplained)
+            || (wasNoEchoFound && !isNoEchoFound)
+        if isEchoTurningUp {
+            // There is echo after all (a headset unplugged, a loudspeaker turned up from silence): the verdict goes,
+            // and its average starts over, so that the new echo's blocks the filter has not learned yet cannot swing
+            // it back. The filter's own 3 dB over 100 ms of far end gives the echo away sooner than the shadow's 6 dB
+            // (3.4 s after the loudspeaker in our 8 kHz scene); a talker who pulls the filter stays under that (0.2 at
+            // most in the headset scenes). What the suppressor kept from a microphone without echo, its ratios to the
+            // reference, would take the new echo for a talker (and a detector that hears a talker slows the filter):
+            // it starts over from its pessimistic start.
+            if wasNoEchoFound { suppressor.forgetEchoCoupling() }
+            echoPresence = EchoPresence()
         }
         // At the far end's return after a pause the pre-echo is suppressed, and what the suppressor learned of the
         // room stays: a talker who starts with the far end was taken for echo for a second or more (the public pump
