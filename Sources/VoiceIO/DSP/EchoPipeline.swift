@@ -40,9 +40,9 @@ public final class EchoPipeline: VoiceProcessor {
     private let echoEstimate: UnsafeMutableBufferPointer<Float>
     private var misadjustment: MisadjustmentMonitor
     /// Whether the microphone hears echo at all (kept across the filter's restarts).
-    private var echoPresence = EchoPresence()
+    private var echoPresence: EchoPresence
     /// How much of the microphone the filter's estimate explains, which weighs the estimate while it found no echo.
-    private var explained = ExplainedShare()
+    private var explained: ExplainedShare
     /// Blocks by which the aligned reference leads the echo (`EchoAligner.defaultLeadMilliseconds`).
     private let alignmentLeadBlocks: Int
     /// The DC notch the canceller's output carries (its own, narrowed below 12 kHz by `widener`).
@@ -134,6 +134,9 @@ public final class EchoPipeline: VoiceProcessor {
         let leadFrames = EchoAligner.defaultLeadMilliseconds * Double(sampleRate) / 1000
         alignmentLeadBlocks = Int((leadFrames / Double(blockFrameCount)).rounded(.up))
         misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks)
+        let blocksPerSecond = Double(sampleRate) / Double(blockFrameCount)
+        echoPresence = EchoPresence(blocksPerSecond: blocksPerSecond)
+        explained = ExplainedShare(blocksPerSecond: blocksPerSecond)
         echoTailBlockCount = Int((settings.filterLengthMilliseconds * Double(sampleRate) / 1000 / Double(blockFrameCount)).rounded(.up))
         microphone = .allocate(capacity: blockFrameCount)
         reference = .allocate(capacity: blockFrameCount)
@@ -243,7 +246,7 @@ public final class EchoPipeline: VoiceProcessor {
             // reference, would take the new echo for a talker (and a detector that hears a talker slows the filter):
             // it starts over from its pessimistic start.
             if wasNoEchoFound { suppressor.forgetEchoCoupling() }
-            echoPresence = EchoPresence()
+            echoPresence.restart()
         }
         // At the far end's return after a pause the pre-echo is suppressed, and what the suppressor learned of the
         // room stays: a talker who starts with the far end was taken for echo for a second or more (the public pump

@@ -6,29 +6,44 @@ import Glibc
 /// filter found no echo: a headset's microphone, which hears none. Three seconds, not one: a hot microphone's filter
 /// may take that long to converge (our hot-microphone scene g06). The average outlasts the filter's restarts (the room
 /// does not change when the filter does), and a near talker's blocks are left out (a talker dilutes the ERLE of a good
-/// filter). The owner starts it over when echo turns up after all (`EchoCanceller.isShadowCancelling`, or the filter
-/// taking 3 dB off over 100 ms of far end, `ExplainedShare`). Real-time safe.
+/// filter). The owner starts it over (`restart`) when echo turns up after all: `EchoCanceller.isShadowCancelling`, the
+/// filter taking 3 dB off over 100 ms of far end (`ExplainedShare`), or the average itself ending its verdict. Counted
+/// in seconds, not blocks: a call's 5 ms blocks average as long as `process`'s 10 ms ones. Real-time safe.
 struct EchoPresence {
     private var errorPower: Float = 0
     private var microphonePower: Float = 0
     /// Blocks the average holds, at most `blocks`.
     private var count = 0
+    /// Far-end blocks averaged: three seconds of them.
+    private let blocks: Int
 
-    /// Far-end blocks averaged (three seconds of 10 ms blocks).
-    private static var blocks: Int { 300 }
+    /// Seconds of far-end blocks averaged.
+    private static var seconds: Double { 3 }
     /// ERLE at or below which the filter takes next to nothing off.
     private static var littleERLEDecibels: Float { 3 }
+
+    /// `blocksPerSecond`: the processing blocks in a second (100 for 10 ms blocks).
+    init(blocksPerSecond: Double) {
+        blocks = Int((Self.seconds * blocksPerSecond).rounded())
+    }
+
+    /// Forgets the average (echo turned up after all). Real-time safe.
+    mutating func restart() {
+        errorPower = 0
+        microphonePower = 0
+        count = 0
+    }
 
     /// One far-end block without a near talker heard: the filter's error power and the power of the microphone it
     /// saw (after the notch), summed over the block.
     mutating func add(errorPower blockError: Float, microphonePower blockMicrophone: Float) {
-        count = min(count + 1, Self.blocks)
+        count = min(count + 1, blocks)
         errorPower += (blockError - errorPower) / Float(count)
         microphonePower += (blockMicrophone - microphonePower) / Float(count)
     }
 
     /// Whether the filter took at most 3 dB off over the blocks averaged (false until three seconds of them).
     var isTakingLittleOff: Bool {
-        count >= Self.blocks && errorPower * pow(10, Self.littleERLEDecibels / 10) >= microphonePower
+        count >= blocks && errorPower * pow(10, Self.littleERLEDecibels / 10) >= microphonePower
     }
 }

@@ -5,14 +5,21 @@
 struct ExplainedShare {
     private var errorPower: Float = 0
     private var microphonePower: Float = 0
+    /// Weight of a block: its share of the 100 ms time constant.
+    private let smoothing: Float
 
-    /// Weight of a block (a time constant of about 10 blocks).
-    private static var smoothing: Float { 0.1 }
+    /// The smoothing's time constant.
+    private static var seconds: Double { 0.1 }
+
+    /// `blocksPerSecond`: the processing blocks in a second (100 for 10 ms blocks).
+    init(blocksPerSecond: Double) {
+        smoothing = Float(min(1, 1 / (Self.seconds * blocksPerSecond)))
+    }
 
     /// One block: the filter's output power and that of the microphone it saw (after the notch), summed over the block.
     mutating func add(errorPower blockError: Float, microphonePower blockMicrophone: Float) {
-        errorPower += Self.smoothing * (blockError - errorPower)
-        microphonePower += Self.smoothing * (blockMicrophone - microphonePower)
+        errorPower += smoothing * (blockError - errorPower)
+        microphonePower += smoothing * (blockMicrophone - microphonePower)
     }
 
     /// Smoothed microphone power (summed over a block) below which nothing counts as explained: a digitally silent
