@@ -268,7 +268,7 @@ public final class EchoPipeline: VoiceProcessor {
             // to (a headset's, whose voice near the far end's pitch the reference's harmonics partly predict). Its
             // estimate reaches the suppressor as far as it explains the microphone: little of a talker it cannot
             // follow, more and more of an echo that turns up after all, which the suppressor's ratios to it catch.
-            let weight = explained.share.squareRoot()
+            let weight = explained.share.squareRoot()  // the estimate's power times the share explained
             for index in 0..<blockFrameCount {
                 error[index] += echoEstimate[index]
                 echoEstimate[index] *= weight

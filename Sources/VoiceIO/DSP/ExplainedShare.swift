@@ -11,6 +11,10 @@ struct ExplainedShare {
     /// The smoothing's time constant.
     private static var seconds: Double { 0.1 }
 
+    /// Smoothed microphone power (summed over a block) below which nothing counts as explained: a digitally silent
+    /// microphone (a muted one, a null sink's monitor) has no echo for the filter to explain (about -120 dBFS).
+    private static var silentPower: Float { 1e-10 }
+
     /// `blocksPerSecond`: the processing blocks in a second (100 for 10 ms blocks).
     init(blocksPerSecond: Double) {
         smoothing = Float(min(1, 1 / (Self.seconds * blocksPerSecond)))
@@ -21,10 +25,6 @@ struct ExplainedShare {
         errorPower += smoothing * (blockError - errorPower)
         microphonePower += smoothing * (blockMicrophone - microphonePower)
     }
-
-    /// Smoothed microphone power (summed over a block) below which nothing counts as explained: a digitally silent
-    /// microphone (a muted one, a null sink's monitor) has no echo for the filter to explain (about -120 dBFS).
-    private static var silentPower: Float { 1e-10 }
 
     /// The share of the microphone's power explained, 0 ... 1.
     var share: Float {
