@@ -62,13 +62,14 @@ extension ALSAPulseLoopbackTests {
 
     /// Runs the unit (AGC off, bypass as given) on the loopback for `seconds` of captured audio, stalling the I/O
     /// thread once for `stallMilliseconds` at `stallAtSeconds` when given, a near talker (device rate) added to
-    /// the capture from `nearTalkerFromSeconds` when given.
+    /// the capture from `nearTalkerFromSeconds` when given; capturing the headset's sink instead of the loopback's
+    /// monitor when `headset`.
     static func runEcho(seconds: Double, bypass: Bool, stallAtSeconds: Double? = nil,
                         stallMilliseconds: Double = 0, watchFromSeconds: Double = 1,
-                        nearTalker: [Float] = [], nearTalkerFromSeconds: Double = 0) throws -> EchoRun {
+                        nearTalker: [Float] = [], nearTalkerFromSeconds: Double = 0, headset: Bool = false) throws -> EchoRun {
         let periodsPerSecond = 100
         let stallCycle = stallAtSeconds.map { Int($0 * Double(periodsPerSecond)) }
-        let device = StallingTapDevice(try loopbackDevice(), capacityFrames: Int(seconds * Double(sampleRate)),
+        let device = StallingTapDevice(try loopbackDevice(headset: headset), capacityFrames: Int(seconds * Double(sampleRate)),
                                        stallAtCycle: stallCycle, stallMicroseconds: UInt32(stallMilliseconds * 1000),
                                        watchFromCycle: Int(watchFromSeconds * Double(periodsPerSecond)),
                                        nearTalker: nearTalker,

@@ -8,9 +8,11 @@ import Testing
 struct ALSAPulseLoopbackTests {
     static let sampleRate = 48000
 
-    static func loopbackDevice() throws -> ALSADevice {
+    /// The loopback as a device: playing into the null sink and capturing its monitor, or the headset's when `headset`.
+    static func loopbackDevice(headset: Bool = false) throws -> ALSADevice {
         let loopback = try #require(PulseLoopback.current)
-        return ALSADevice(playbackName: loopback.playbackPCM, captureName: loopback.capturePCM,
+        return ALSADevice(playbackName: loopback.playbackPCM,
+                          captureName: headset ? loopback.headsetCapturePCM : loopback.capturePCM,
                           config: try ALSATestSupport.config())
     }
 

@@ -67,6 +67,8 @@ final class PulseLoopback: Sendable {
     var server: String { "unix:\(directory.path)/native" }
     var playbackPCM: String { "voiceio_pulse_playback:SERVER=\"\(server)\"" }
     var capturePCM: String { "voiceio_pulse_capture:SERVER=\"\(server)\"" }
+    /// A headset's microphone: the monitor of a second null sink that hears none of the playback.
+    var headsetCapturePCM: String { "voiceio_pulse_headset_capture:SERVER=\"\(server)\"" }
 
     init() throws {
         directory = try ALSATestSupport.temporaryDirectory()
