@@ -47,6 +47,36 @@ enum EchoRunSupport {
                 voice.prefix(Int(seconds * Double(voiceRate))).map { $0 * scale })
     }
 
+    /// The headset case both real servers run (`theUnitKeepsAHeadsetsTalkerOnPipeWire`, `...OnPulseAudio`): the unit
+    /// captures a sink that hears none of its playback, and a talker 13 dB under the far end's speech is added to
+    /// that capture from `headsetTalkerFromSeconds` over `headsetSeconds` of capture.
+    static let headsetSeconds = 16.6, headsetTalkerFromSeconds = 5.0
+
+    /// The headset's talker: `nearTalker` twice over (12 s), 13 dB down.
+    static func headsetTalker(deviceRate: Int, voiceRate: Int) throws -> (device: [Float], voice: [Float]) {
+        let one = try nearTalker(seconds: 6, deviceRate: deviceRate, voiceRate: voiceRate)
+        let scale: Float = 0.22
+        return ((one.device + one.device).map { $0 * scale }, (one.voice + one.voice).map { $0 * scale })
+    }
+
+    /// The headset's talker gain in `processed` per 3 s from a second after it starts, in dB, after checking what both
+    /// servers are held to: the capture heard none of the far end before the talker, and the talker keeps -3 dB or
+    /// better in every window.
+    static func checkHeadset(microphone: [Float], deviceRate: Int, processed: [Float], talker: [Float],
+                             voiceRate: Int) -> [Double] {
+        let talkerFrom = headsetTalkerFromSeconds
+        let gains = stride(from: talkerFrom + 1, to: headsetSeconds - 2.9, by: 3).map {
+            talkerGain(processed: processed, talker: talker, voiceRate: voiceRate, fromSeconds: talkerFrom,
+                       span: $0...($0 + 3)).gainDB
+        }
+        #expect(Signal.powerDB(microphone, to: Int(talkerFrom * Double(deviceRate))) < -60,
+                "the headset's capture heard the far end")
+        for (index, gain) in gains.enumerated() {
+            #expect(gain >= -3, "near talker at \(gain) dB from \(talkerFrom + 1 + 3 * Double(index)) s")
+        }
+        return gains
+    }
+
     /// The near talker's least-squares gain in `processed` (voice rate) over `span` seconds, `talker` (voice rate)
     /// starting at `fromSeconds`, at the lag (0-100 ms, the unit's latency) that correlates best, in dB; and that
     /// correlation.

@@ -94,12 +94,10 @@ struct HeadsetTests {
         let processor = try OfflineVoiceProcessor(deviceRate: Scene.rate, voiceRate: voiceRate)
         processor.enableAGC = false
         let output = processor.process(microphone: microphone, loudspeaker: far)
-        func meanSquare(_ signal: [Float], rate: Int, from: Double, to: Double) -> Double {
-            let frames = signal[Int(from * Double(rate))..<Int(to * Double(rate))]
-            return frames.reduce(0) { $0 + Double($1 * $1) } / Double(frames.count)
+        func powerDB(_ signal: [Float], rate: Int) -> Double {
+            Signal.powerDB(signal, from: Int(6.75 * Double(rate)), to: Int(7.5 * Double(rate)))
         }
-        let erle = Scene.decibels(meanSquare(microphone, rate: Scene.rate, from: 6.75, to: 7.5)
-                                  / meanSquare(output, rate: voiceRate, from: 6.75, to: 7.5))
+        let erle = powerDB(microphone, rate: Scene.rate) - powerDB(output, rate: voiceRate)
         // Measured 41 dB (16 kHz) and 47 dB (8 kHz); 6.5 and 17 dB when the suppressor kept the ratios it had learned
         // without echo until the filter had learned the new echo.
         #expect(erle > 25, "ERLE \(erle) dB from 0.75 to 1.5 s after the loudspeaker was first heard")
