@@ -93,6 +93,9 @@ final class BlockAdaptiveFilter {
     private static var preEmphasis: Float { 0.9 }
     /// Microphone samples this loud or louder count as clipped (speexdsp's level).
     private static var clippedMagnitude: Int16 { 32000 }
+    /// The last block's leaked echo over its error energy (`MDFLearningRate.leakedEchoToErrorRatio`). Real-time safe.
+    var leakedEchoToErrorRatio: Float { rate.leakedEchoToErrorRatio }
+
     /// Whether the adapted learning rate keeps a floor at the start-up rate (`MDFLearningRate.keepsStartupStep`): set
     /// it while the far end plays alone for sure. Real-time safe; set it before `process`.
     var keepsStartupStep: Bool {

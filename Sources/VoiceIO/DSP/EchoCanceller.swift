@@ -66,6 +66,11 @@ public final class EchoCanceller {
         set { filter.keepsStartupStep = newValue }
     }
 
+    /// The last block's echo the filter leaks over its output's energy, from the learning rate's leak estimate: well
+    /// above 1 when the output is echo the filter has not learned, near 0 when a near talker holds it
+    /// (`MDFLearningRate.leakedEchoToErrorRatio`). Real-time safe.
+    var leakedEchoToErrorRatio: Float { filter.leakedEchoToErrorRatio }
+
     /// Whether the last block found the learned path lost and took the shadow filter's instead, learning again
     /// from the start-up rate (`BlockAdaptiveFilter.restartedFromShadow`). Real-time safe.
     public var restartedFromShadow: Bool { filter.restartedFromShadow }

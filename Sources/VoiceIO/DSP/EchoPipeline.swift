@@ -43,6 +43,8 @@ public final class EchoPipeline: VoiceProcessor {
     private var echoPresence: EchoPresence
     /// How much of the microphone the filter's estimate explains, which weighs the estimate while it found no echo.
     private var explained: ExplainedShare
+    /// Whether the suppressor's detector takes the filter's leaked echo for a talker (after a path change in double talk).
+    private var leakedEcho: LeakedEchoWatch
     /// Blocks by which the aligned reference leads the echo (`EchoAligner.defaultLeadMilliseconds`).
     private let alignmentLeadBlocks: Int
     /// The DC notch the canceller's output carries (its own, narrowed below 12 kHz by `widener`).
@@ -137,6 +139,7 @@ public final class EchoPipeline: VoiceProcessor {
         let blocksPerSecond = Double(sampleRate) / Double(blockFrameCount)
         echoPresence = EchoPresence(blocksPerSecond: blocksPerSecond)
         explained = ExplainedShare(blocksPerSecond: blocksPerSecond)
+        leakedEcho = LeakedEchoWatch(blocksPerSecond: blocksPerSecond)
         echoTailBlockCount = Int((settings.filterLengthMilliseconds * Double(sampleRate) / 1000 / Double(blockFrameCount)).rounded(.up))
         microphone = .allocate(capacity: blockFrameCount)
         reference = .allocate(capacity: blockFrameCount)
@@ -274,6 +277,9 @@ public final class EchoPipeline: VoiceProcessor {
                 echoEstimate[index] *= weight
             }
         }
+        suppressor.isOutputLeakedEcho = leakedEcho.observe(leakedEchoToErrorRatio: canceller.leakedEchoToErrorRatio,
+                                                           farEndActive: farEndActive,
+                                                           isNearEndQuiet: suppressor.isNearEndQuiet)
         suppressor.process(output: error, echoEstimate: UnsafeBufferPointer(echoEstimate),
                            reference: UnsafeBufferPointer(rebasing: echo[..<blockFrameCount]))
         SampleConversion.int16(from: UnsafeBufferPointer(error), into: cancelled)

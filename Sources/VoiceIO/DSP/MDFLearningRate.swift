@@ -41,6 +41,11 @@ final class MDFLearningRate {
     /// talk, it cost the near talker 0.3 in PESQ. Real-time safe; set it before the filter's `process`.
     var keepsStartupStep = false
 
+    /// This block's leaked echo over its error energy, before the rate's cap: the echo the leak estimate finds in the
+    /// error (3 × leak × the estimate's energy) over the error's energy. Well above 1 on a block whose error is echo
+    /// the filter has not learned (after the path changed); near 0 on one a near talker holds.
+    private(set) var leakedEchoToErrorRatio: Float = 0
+
     /// Not real-time safe (allocates).
     init(frameCount: Int, partitionCount: Int, sampleRate: Int, binCount: Int, laneBinCount: Int) {
         self.binCount = binCount
@@ -106,6 +111,7 @@ final class MDFLearningRate {
         leak = echoErrorCorrelation / echoPowerCorrelation
 
         var residualToError = (0.0001 * sxx + 3 * leak * syy) / see
+        leakedEchoToErrorRatio = residualToError
         residualToError = max(residualToError, sey * sey / (1 + see * syy))
         residualToError = min(residualToError, 0.5)
 

@@ -1,0 +1,42 @@
+/// Tells when the residual echo suppressor's detector has been hearing a near talker in what is the linear filter's
+/// leaked echo: after an echo path changes in double talk, the new echo the filter has not learned exceeds what the
+/// suppressor's ratios (learned on the old path) explain, and the detector takes it for the talker. Its ratios rise at
+/// their full rate only after half a second without a talker, which then never comes: our `dt-change` scene t02 (the
+/// path 6 dB louder in double talk) let 20 dB of echo through for 2.5 s after the talker stopped.
+///
+/// The filter's leak estimate tells the two apart (`EchoCanceller.leakedEchoToErrorRatio`): in far-end blocks of our
+/// scenes' double talk, 2-29 % had more leaked echo than error; in far-end single talk once the filter had converged,
+/// 71-97 %. A block counts as leaked echo when the detector has not found the near end quiet for a second (the
+/// deadlock, not the first words of a talker after far-end single talk), at least 75 % of the last far-end blocks
+/// (smoothed over 200 ms) had more leaked echo than error, and this block's leaked echo is 3 times its error or more.
+/// The suppressor's ratios then learn from it as in far-end single talk for sure
+/// (`ResidualEchoSuppressor.isOutputLeakedEcho`). Real-time safe.
+struct LeakedEchoWatch {
+    private var leakedShare: Float = 0
+    private var blocksNotQuiet = 0
+    private let smoothing: Float
+    private let deadlockBlocks: Int
+
+    /// The smoothing's time constant, and how long the detector must not have found the near end quiet.
+    private static var smoothingSeconds: Double { 0.2 }
+    private static var deadlockSeconds: Double { 1 }
+    /// Share of recent far-end blocks with more leaked echo than error, and this block's ratio, for a leaked block.
+    private static var minimumLeakedShare: Float { 0.75 }
+    private static var minimumBlockRatio: Float { 3 }
+
+    /// `blocksPerSecond`: the processing blocks in a second (100 for 10 ms blocks).
+    init(blocksPerSecond: Double) {
+        smoothing = Float(min(1, 1 / (Self.smoothingSeconds * blocksPerSecond)))
+        deadlockBlocks = Int((Self.deadlockSeconds * blocksPerSecond).rounded())
+    }
+
+    /// One block: the filter's leaked echo over its error (`EchoCanceller.leakedEchoToErrorRatio`), whether the far
+    /// end plays, and whether the suppressor's detector has found the near end quiet (`isNearEndQuiet`). Returns
+    /// whether the block's output is leaked echo the detector may be taking for a talker.
+    mutating func observe(leakedEchoToErrorRatio ratio: Float, farEndActive: Bool, isNearEndQuiet: Bool) -> Bool {
+        blocksNotQuiet = isNearEndQuiet ? 0 : min(blocksNotQuiet + 1, Int.max / 2)
+        guard farEndActive else { return false }
+        leakedShare += smoothing * ((ratio > 1 ? 1 : 0) - leakedShare)
+        return blocksNotQuiet > deadlockBlocks && leakedShare > Self.minimumLeakedShare && ratio > Self.minimumBlockRatio
+    }
+}
