@@ -66,8 +66,8 @@ public final class EchoCanceller {
         set { filter.keepsStartupStep = newValue }
     }
 
-    /// The last block's echo the filter leaks over its output's energy, from the learning rate's leak estimate: well
-    /// above 1 when the output is echo the filter has not learned, near 0 when a near talker holds it
+    /// The last block's echo the adapting filter leaks over its error's energy, from the learning rate's leak
+    /// estimate: well above 1 when the error is echo the filter has not learned, near 0 when a near talker holds it
     /// (`MDFLearningRate.leakedEchoToErrorRatio`). Real-time safe.
     var leakedEchoToErrorRatio: Float { filter.leakedEchoToErrorRatio }
 
