@@ -205,9 +205,10 @@ public final class EchoPipeline: VoiceProcessor {
                                                             output: cancelledBase)
         if canceller.restartedFromShadow {
             // The path changed under the filter, which took its shadow's weights: what the suppressor took for a
-            // near talker since then was the new echo.
+            // near talker since then was the new echo. Its ratios to the reference stay while a talker is heard (see
+            // `reset`).
             divergenceResetCount += 1
-            forgetFilteredPath()
+            forgetFilteredPath(keepingReferenceCoupling: !suppressor.isNearEndQuiet)
             suppressor.forgetNearEnd()
         }
         switch misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),
@@ -317,15 +318,21 @@ public final class EchoPipeline: VoiceProcessor {
     }
 
     /// Forgets the echo path (the linear filter and what the suppressor learned about its leftovers; what it learned
-    /// against the reference stays, with a margin, when the filter had found no echo). Real-time safe.
+    /// against the reference stays, with a margin, when the filter had found no echo or a near talker is heard).
+    /// Real-time safe.
     public func reset() {
         // A filter that found no echo and took next to nothing off left the whole echo to the suppressor, whose
         // ratios to the reference measured it: they are kept. A headset's talker, who pulled a filter that could
         // find no echo, was otherwise taken for echo from the pessimistic start on, and taught the ratios so.
-        let foundNoEcho = isNoEchoFound
+        // They are kept while a talker is heard, too: a path that moves in double talk changes how the echo
+        // relates to the filter's estimate, far less how loud it comes back from the reference; started over
+        // pessimistic, they took a talker as loud as the echo for echo (our dt-change t05 and t06: the talker
+        // -2.6 and -2.3 dB over the double talk, -1.7 and -1.5 dB kept; the echo in the first half second after
+        // the double talk 14 and 50 dB, 10 and 27 dB kept).
+        let keepsReferenceCoupling = isNoEchoFound || !suppressor.isNearEndQuiet
         canceller.reset()
         notch.reset()
-        forgetFilteredPath(keepingReferenceCoupling: foundNoEcho)
+        forgetFilteredPath(keepingReferenceCoupling: keepsReferenceCoupling)
     }
 
     /// Forgets what was learned of the linear filter's path (the suppressor's coupling to its leftovers, the
