@@ -12,7 +12,7 @@ import Testing
 
     @Test("leaked echo is found only once the detector has not found the near end quiet for a second")
     func waitsForTheDeadlock() {
-        var watch = LeakedEchoWatch(blocksPerSecond: 100)
+        var watch = LeakedEchoWatch(rate: BlockRate(blocksPerSecond: 100))
         // A talker's first words after far-end single talk: the error is still leaked echo, but not for long enough.
         #expect(Self.leaked(&watch, blocks: 100, ratio: 5) == 0)
         // Past the second: found on every block whose leaked echo is 3 times its error or more.
@@ -25,7 +25,7 @@ import Testing
 
     @Test("a talker's blocks, in which leaked echo is rarely more than the error, are not found")
     func talkerIsNotLeakedEcho() {
-        var watch = LeakedEchoWatch(blocksPerSecond: 100)
+        var watch = LeakedEchoWatch(rate: BlockRate(blocksPerSecond: 100))
         // One far-end block in five with 5 times more leaked echo than error (a talker's pauses): the share stays low.
         let found = (0..<400).filter { block in
             watch.observe(leakedEchoToErrorRatio: block % 5 == 0 ? 5 : 0.1, farEndActive: true, isNearEndQuiet: false)

@@ -8,7 +8,7 @@ import Glibc
 /// does not change when the filter does), and a near talker's blocks are left out (a talker dilutes the ERLE of a good
 /// filter). The owner starts it over (`restart`) when echo turns up after all: `EchoCanceller.isShadowCancelling`, the
 /// filter taking 3 dB off over 100 ms of far end (`ExplainedShare`), or the average itself ending its verdict. Counted
-/// in seconds, not blocks: a call's 5 ms blocks average as long as `process`'s 10 ms ones. Real-time safe.
+/// in seconds (`BlockRate`). Real-time safe.
 struct EchoPresence {
     private var errorPower: Float = 0
     private var microphonePower: Float = 0
@@ -22,9 +22,8 @@ struct EchoPresence {
     /// ERLE at or below which the filter takes next to nothing off.
     private static var littleERLEDecibels: Float { 3 }
 
-    /// `blocksPerSecond`: the processing blocks in a second (100 for 10 ms blocks).
-    init(blocksPerSecond: Double) {
-        blocks = Int((Self.seconds * blocksPerSecond).rounded())
+    init(rate: BlockRate) {
+        blocks = rate.blocks(seconds: Self.seconds)
     }
 
     /// Forgets the average (echo turned up after all). Real-time safe.

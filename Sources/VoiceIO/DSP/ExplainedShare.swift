@@ -15,9 +15,8 @@ struct ExplainedShare {
     /// microphone (a muted one, a null sink's monitor) has no echo for the filter to explain (about -120 dBFS).
     private static var silentPower: Float { 1e-10 }
 
-    /// `blocksPerSecond`: the processing blocks in a second (100 for 10 ms blocks).
-    init(blocksPerSecond: Double) {
-        smoothing = Float(min(1, 1 / (Self.seconds * blocksPerSecond)))
+    init(rate: BlockRate) {
+        smoothing = rate.smoothingWeight(seconds: Self.seconds)
     }
 
     /// One block: the filter's output power and that of the microphone it saw (after the notch), summed over the block.

@@ -24,10 +24,9 @@ struct LeakedEchoWatch {
     private static var minimumLeakedShare: Float { 0.75 }
     private static var minimumBlockRatio: Float { 3 }
 
-    /// `blocksPerSecond`: the processing blocks in a second (100 for 10 ms blocks).
-    init(blocksPerSecond: Double) {
-        smoothing = Float(min(1, 1 / (Self.smoothingSeconds * blocksPerSecond)))
-        deadlockBlocks = Int((Self.deadlockSeconds * blocksPerSecond).rounded())
+    init(rate: BlockRate) {
+        smoothing = rate.smoothingWeight(seconds: Self.smoothingSeconds)
+        deadlockBlocks = rate.blocks(seconds: Self.deadlockSeconds)
     }
 
     /// One block: the filter's leaked echo over its error (`EchoCanceller.leakedEchoToErrorRatio`), whether the far

@@ -11,12 +11,12 @@ import Glibc
 /// the reference, and the larger one is used: R = max(ρ·|Y|², γ·|X|²), each with a reverberant decay. In far-end
 /// single talk for sure (the near end quiet for half a second) a third joins them, δ·Σⱼ|Yⱼ|²: the distortion of
 /// a clipping loudspeaker spreads over bins where the reference is faint, in proportion to the whole echo.
-/// ρ, γ and δ are learned while the far end plays, upward at the full rate only after half a second without any sign of
+/// ρ, γ and δ are learned while the far end plays (`ResidualEchoCoupling`, which also keeps the double-talk detector's
+/// own ρ and γ: the gain's, learned over the noise's fluctuation in far-end pauses, overstate the echo at the next
+/// onset by 10-40 dB, and a talker who starts with it would go unheard; the gentle gain of double talk takes off the
+/// residual estimated with the detector's γ). They rise at the full rate only after half a second without any sign of
 /// the near talker, or on a block of echo the filter leaks that the detector has long taken for a talker
-/// (`isOutputLeakedEcho`, after a path changed in double talk) (`ResidualEchoCoupling`, which also keeps the
-/// double-talk detector's own ρ and γ: the gain's, learned over the noise's fluctuation in far-end pauses, overstate
-/// the echo at the next onset by 10-40 dB, and a talker who starts with it would go unheard; the gentle gain of double
-/// talk takes off the residual estimated with the detector's γ).
+/// (`isOutputLeakedEcho`, after a path changed in double talk).
 /// Learned ratios lag a path that just got louder or moved; a fourth estimate does not: the part of the output
 /// that the echo estimate predicts linearly, |⟨E·Y*⟩|²/⟨|Y|²⟩ over about 0.1 s, counted where the output's
 /// coherence with the estimate is above 0.3 (a near talker's chance coherence stays below). It feeds the
