@@ -13,8 +13,7 @@ import Testing
     static func scene(seed: UInt64, before: (bulkMilliseconds: Double, gain: Float),
                       after: (bulkMilliseconds: Double, gain: Float), afterSeed: UInt64? = nil) throws
         -> (far: [Float], microphone: [Float], near: [Float], talkerFrames: Range<Int>) {
-        let farVoice = try Signal.fixture("far-speech-16k.wav", sampleRate: rate).map { $0 * 0.6 }
-        let far = Array([[Float]](repeating: farVoice, count: 3).joined())
+        let far = try Signal.farSpeech(seconds: 20.4, sampleRate: rate).map { $0 * 0.6 }
         let echoBefore = Scene.roomEcho(far, bulkMilliseconds: before.bulkMilliseconds, seed: seed, gain: before.gain)
         let echoAfter = Scene.roomEcho(far, bulkMilliseconds: after.bulkMilliseconds, seed: afterSeed ?? seed, gain: after.gain)
         let change = changeSeconds * rate

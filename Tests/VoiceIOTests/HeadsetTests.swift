@@ -30,9 +30,8 @@ struct HeadsetTests {
     @Test("a talker 7-13 dB under the far end keeps its level when a chance delay lock starts the filter over",
           arguments: [Float(0.02), 0.04])
     func chanceDelayLock(talkerScale: Float) throws {
-        let farVoice = try Signal.fixture("far-speech-16k.wav", sampleRate: Scene.rate).map { $0 * 0.1 }
         let talkerVoice = try Signal.fixture("near-speech-16k.wav", sampleRate: Scene.rate).map { $0 * talkerScale }
-        let far = Array([[Float]](repeating: farVoice, count: 4).joined())
+        let far = try Signal.farSpeech(seconds: 27.2, sampleRate: Scene.rate).map { $0 * 0.1 }
         let (near, microphone) = Self.scene(talker: Array([[Float]](repeating: talkerVoice, count: 3).joined()),
                                             far: far, talkerStartSeconds: 4)
         let level = Scene.decibels(Scene.power(near, from: 5, to: 20) / Scene.power(far, from: 5, to: 20))
@@ -52,9 +51,8 @@ struct HeadsetTests {
     /// monitor): silence explains nothing, so it cannot pass for an echo the filter found.
     @Test("a talker on a microphone that was digitally silent keeps its level")
     func digitallySilentMicrophone() throws {
-        let farVoice = try Signal.fixture("far-speech-16k.wav", sampleRate: Scene.rate).map { $0 * 0.1 }
         let talkerVoice = try Signal.fixture("near-speech-16k.wav", sampleRate: Scene.rate).map { $0 * 0.02 }
-        let far = Array([[Float]](repeating: farVoice, count: 4).joined())
+        let far = try Signal.farSpeech(seconds: 27.2, sampleRate: Scene.rate).map { $0 * 0.1 }
         let (near, microphone) = Self.scene(talker: Array([[Float]](repeating: talkerVoice, count: 3).joined()),
                                             far: far, talkerStartSeconds: 4, noiseRMS: 0)
         let (output, _) = try Scene.process(microphone: microphone, far: far)
@@ -86,8 +84,7 @@ struct HeadsetTests {
     @Test("a loudspeaker heard after a microphone that heard none is suppressed within 0.75 s",
           arguments: [(voiceRate: 16000, seed: UInt64(191)), (voiceRate: 8000, seed: 201)])
     func recordedEchoAfterAHeadset(voiceRate: Int, seed: UInt64) throws {
-        let farVoice = try Signal.fixture("far-speech-16k.wav", sampleRate: Scene.rate).map { $0 * 0.1 }
-        let far = Array([[Float]](repeating: farVoice, count: 2).joined())
+        let far = try Signal.farSpeech(seconds: 13.6, sampleRate: Scene.rate).map { $0 * 0.1 }
         var echo = Scene.roomEcho(far, bulkMilliseconds: 40, seed: seed + 1, gain: 0.5)
         for index in 0..<(6 * Scene.rate) { echo[index] = 0 }
         let microphone = Scene.mix(echo, Scene.fixture.noise(count: far.count, rms: 0.0003, seed: seed + 2))
