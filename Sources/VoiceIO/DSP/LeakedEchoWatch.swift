@@ -20,9 +20,11 @@ struct LeakedEchoWatch {
     /// The smoothing's time constant, and how long the detector must not have found the near end quiet.
     private static var smoothingSeconds: Double { 0.2 }
     private static var deadlockSeconds: Double { 1 }
-    /// Share of recent far-end blocks with more leaked echo than error, and this block's ratio, for a leaked block.
+    /// Share of recent far-end blocks with more leaked echo than error for a leaked block.
     private static var minimumLeakedShare: Float { 0.75 }
-    private static var minimumBlockRatio: Float { 3 }
+    /// A block's leaked echo over its error from which the filter finds the block leaked echo (here and for
+    /// `ResidualEchoSuppressor.filterFindsLeakedEcho`).
+    static var leakedBlockRatio: Float { 3 }
 
     init(rate: BlockRate) {
         smoothing = rate.smoothingWeight(seconds: Self.smoothingSeconds)
@@ -36,6 +38,6 @@ struct LeakedEchoWatch {
         blocksNotQuiet = isNearEndQuiet ? 0 : min(blocksNotQuiet + 1, Int.max / 2)
         guard farEndActive else { return false }
         leakedShare += smoothing * ((ratio > 1 ? 1 : 0) - leakedShare)
-        return blocksNotQuiet > deadlockBlocks && leakedShare > Self.minimumLeakedShare && ratio > Self.minimumBlockRatio
+        return blocksNotQuiet > deadlockBlocks && leakedShare > Self.minimumLeakedShare && ratio > Self.leakedBlockRatio
     }
 }

@@ -5,7 +5,8 @@
 /// - γ (`referenceCoupling`): leftover per unit of the reference |X|² (what comes back unmodelled, e.g. harmonics);
 /// - δ (`spreadCoupling`, from 0): leftover per unit of the whole estimate's power Σⱼ|Yⱼ|² (a clipping loudspeaker
 ///   spreads its distortion over bins where the reference is faint);
-/// - the double-talk detector's own ρ and γ (`audibleLeakage`, `audibleCoupling`).
+/// - the double-talk detector's own ρ and γ (`audibleLeakage`, `audibleCoupling`), and the same two learned with each
+///   block weighted by its power (`weightedAudibleLeakage`, `weightedAudibleCoupling`).
 ///
 /// They learn downward always and upward at the same rate, but upward at the full rate only after the near talker
 /// has been quiet for a while (`LearningStep.isQuiet`); otherwise they only creep up, a step capped at twice the
@@ -24,6 +25,14 @@
 /// the ratios further. So the detector's ρ learns from the leftover beyond the noise's mean, and its γ from the
 /// leftover beyond twice the noise, rising only where γ·|X|² or the leftover stands out of the noise.
 ///
+/// A mean of per-block ratios is set by the faint blocks: where the estimate or the reference fades, a reverberant
+/// leftover over it gives ratios far above a loud block's (in the hall scene q03 the detector's estimate stood 8-15 dB
+/// above the filter's actual output through far-end single talk), and a talker under the echo had to stand that much
+/// higher to be heard. So each detector ratio has a twin learned with each block's step weighted by its power over the
+/// bin's mean power (at most `powerWeightCeiling` times): the ratio of the mean leftover to the mean power, which loud
+/// blocks decide. The detector reads the lower of the two estimates, the twins' with a margin for the leftover's peaks
+/// (`ResidualEchoSuppressor`); the gain keeps reading the first.
+///
 /// `init` allocates; `learn` and `forget` are real-time safe.
 final class ResidualEchoCoupling {
     /// Bins per ratio array, whole `BinLanes`.
@@ -38,6 +47,13 @@ final class ResidualEchoCoupling {
     let audibleLeakage: UnsafeMutablePointer<Float>
     /// The double-talk detector's γ per bin.
     let audibleCoupling: UnsafeMutablePointer<Float>
+    /// The detector's ρ per bin, learned power-weighted.
+    let weightedAudibleLeakage: UnsafeMutablePointer<Float>
+    /// The detector's γ per bin, learned power-weighted.
+    let weightedAudibleCoupling: UnsafeMutablePointer<Float>
+    /// The estimate's and the reference's mean power per bin over far-end blocks: what weighs a block's step.
+    private let meanEstimatePower: UnsafeMutablePointer<Float>
+    private let meanReferencePower: UnsafeMutablePointer<Float>
 
     /// The highest a ratio learns: the leftover 6 dB above its estimate (the reference's ratios: above the reference
     /// scaled by the echo path's gain).
@@ -54,6 +70,12 @@ final class ResidualEchoCoupling {
     /// Noise power, in units of its mean, that the detector's γ does not take for a leftover: a bin's noise alone
     /// exceeds its mean by twice that in 5 % of blocks, not by 0 dB in 37 % (the noise taught it coupling).
     private static var noiseFluctuation: Float { 2 }
+    /// The most a loud block's step counts, in steps of a block at the mean power.
+    private static var powerWeightCeiling: Float { 4 }
+    /// The largest weighted step.
+    private static var weightedStepCeiling: Float { 0.5 }
+    /// Smoothing of the mean powers per far-end block (a time constant of half a second at 10 ms blocks).
+    private static var meanPowerSmoothing: Float { 0.02 }
 
     /// Not real-time safe.
     init(laneBinCount: Int) {
@@ -63,11 +85,16 @@ final class ResidualEchoCoupling {
         spreadCoupling = .zeroed(laneBinCount)
         audibleLeakage = .zeroed(laneBinCount)
         audibleCoupling = .zeroed(laneBinCount)
+        weightedAudibleLeakage = .zeroed(laneBinCount)
+        weightedAudibleCoupling = .zeroed(laneBinCount)
+        meanEstimatePower = .zeroed(laneBinCount)
+        meanReferencePower = .zeroed(laneBinCount)
         forget()
     }
 
     deinit {
-        for pointer in [leakage, referenceCoupling, spreadCoupling, audibleLeakage, audibleCoupling] {
+        for pointer in [leakage, referenceCoupling, spreadCoupling, audibleLeakage, audibleCoupling,
+                        weightedAudibleLeakage, weightedAudibleCoupling, meanEstimatePower, meanReferencePower] {
             pointer.deallocate()
         }
     }
@@ -78,6 +105,7 @@ final class ResidualEchoCoupling {
         restartEstimateRatios()
         referenceCoupling.update(repeating: 1, count: laneBinCount)
         audibleCoupling.update(repeating: 1, count: laneBinCount)
+        weightedAudibleCoupling.update(repeating: 1, count: laneBinCount)
     }
 
     /// Back to the pessimistic start for the ratios to the linear filter's estimate (ρ = 1, δ = 0), after the filter
@@ -88,6 +116,7 @@ final class ResidualEchoCoupling {
         restartEstimateRatios()
         raiseWithMargin(referenceCoupling)
         raiseWithMargin(audibleCoupling)
+        raiseWithMargin(weightedAudibleCoupling)
     }
 
     /// ρ (the gain's and the detector's) back to 1, δ to 0: their pessimistic start.
@@ -95,6 +124,7 @@ final class ResidualEchoCoupling {
         leakage.update(repeating: 1, count: laneBinCount)
         spreadCoupling.update(repeating: 0, count: laneBinCount)
         audibleLeakage.update(repeating: 1, count: laneBinCount)
+        weightedAudibleLeakage.update(repeating: 1, count: laneBinCount)
     }
 
     /// A ratio times `keptCouplingMargin`, but not above 1 unless it already was.
@@ -125,17 +155,27 @@ final class ResidualEchoCoupling {
         // δ is learned in far-end single talk for sure only.
         let spreadRising = rising .& BinMask(repeating: isQuiet)
         let total = BinLanes(repeating: totalEstimate), late = BinLanes(repeating: lateEnergy)
+        let smoothing = BinLanes(repeating: Self.meanPowerSmoothing)
         for k in stride(from: 0, to: laneBinCount, by: 4) {
             let noiseK = lanes(noise, k), estimateK = lanes(estimate, k), referenceK = lanes(reference, k)
+            let meanEstimate = lanes(meanEstimatePower, k) + smoothing * (estimateK - lanes(meanEstimatePower, k))
+            let meanReference = lanes(meanReferencePower, k) + smoothing * (referenceK - lanes(meanReferencePower, k))
+            store(meanEstimate, meanEstimatePower, k)
+            store(meanReference, meanReferencePower, k)
             let left = maximum(BinLanes(), lanes(outputPower, k) - noiseK - late * lanes(lateSum, k))
             let heardEstimate = estimateK .> noiseK, heardReference = referenceK .> 1e-12
             let leakageRatio = learned(lanes(leakage, k), leftover: left, over: estimateK, step: step, rising: rising)
             store(lanes(leakage, k).replacing(with: leakageRatio, where: heardEstimate), leakage, k)
             // The detector's ρ: what is left beyond the noise's mean.
-            let audibleLeakageRatio = learned(lanes(audibleLeakage, k), leftover: maximum(BinLanes(), left - noiseK),
-                                              over: estimateK, step: step, rising: rising)
+            let beyondNoise = maximum(BinLanes(), left - noiseK)
+            let audibleLeakageRatio = learned(lanes(audibleLeakage, k), leftover: beyondNoise, over: estimateK,
+                                              step: step, rising: rising)
             store(lanes(audibleLeakage, k).replacing(with: audibleLeakageRatio, where: heardEstimate),
                   audibleLeakage, k)
+            let weightedLeakageRatio = learned(lanes(weightedAudibleLeakage, k), leftover: beyondNoise, over: estimateK,
+                                               step: step.weighted(estimateK / (meanEstimate + 1e-12)), rising: rising)
+            store(lanes(weightedAudibleLeakage, k).replacing(with: weightedLeakageRatio, where: heardEstimate),
+                  weightedAudibleLeakage, k)
             let couplingRatio = learned(lanes(referenceCoupling, k), leftover: left, over: referenceK,
                                         step: referenceStep, rising: rising)
             store(lanes(referenceCoupling, k).replacing(with: couplingRatio, where: heardReference),
@@ -144,11 +184,17 @@ final class ResidualEchoCoupling {
                   spreadCoupling, k)
             // The detector's γ: what is left beyond the noise's usual fluctuation, rising only where the echo it
             // predicts or the leftover stands out of the noise.
+            let audibleLeftover = maximum(BinLanes(), left - Self.noiseFluctuation * noiseK)
+            let loudLeftover = left .> Self.audibleLeftoverRatio * noiseK
             let audible = lanes(audibleCoupling, k)
-            let standsOut = (audible * referenceK .> noiseK) .| (left .> Self.audibleLeftoverRatio * noiseK)
-            let audibleRatio = learned(audible, leftover: maximum(BinLanes(), left - Self.noiseFluctuation * noiseK),
-                                       over: referenceK, step: referenceStep, rising: rising .& standsOut)
+            let audibleRatio = learned(audible, leftover: audibleLeftover, over: referenceK, step: referenceStep,
+                                       rising: rising .& ((audible * referenceK .> noiseK) .| loudLeftover))
             store(audible.replacing(with: audibleRatio, where: heardReference), audibleCoupling, k)
+            let weighted = lanes(weightedAudibleCoupling, k)
+            let weightedRatio = learned(weighted, leftover: audibleLeftover, over: referenceK,
+                                        step: referenceStep.weighted(referenceK / (meanReference + 1e-12)),
+                                        rising: rising .& ((weighted * referenceK .> noiseK) .| loudLeftover))
+            store(weighted.replacing(with: weightedRatio, where: heardReference), weightedAudibleCoupling, k)
         }
     }
 
@@ -158,6 +204,15 @@ final class ResidualEchoCoupling {
         var up: BinLanes, down: BinLanes, isQuiet: Bool
         /// The highest the ratio may learn.
         var ceiling: BinLanes
+
+        /// The step for a block `power` times the bin's mean power (`powerWeightCeiling` at most), capped at
+        /// `weightedStepCeiling`.
+        @inline(__always) func weighted(_ power: BinLanes) -> LearningStep {
+            let weight = minimum(BinLanes(repeating: ResidualEchoCoupling.powerWeightCeiling), power)
+            let most = BinLanes(repeating: ResidualEchoCoupling.weightedStepCeiling)
+            return LearningStep(up: minimum(most, up * weight), down: minimum(most, down * weight), isQuiet: isQuiet,
+                                ceiling: ceiling)
+        }
     }
 
     /// One block's step of a ratio towards leftover / power (at most the step's ceiling): downward always, upward

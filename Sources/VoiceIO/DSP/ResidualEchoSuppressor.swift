@@ -75,6 +75,12 @@ public final class ResidualEchoSuppressor {
     /// moved, or the pre-echo of an onset, not yet told apart): it is suppressed to the comfort noise, taken for
     /// no talker and learned from by none of the ratios, which stay as they were. Set it per block; real-time safe.
     public var isOutputFilterError = false
+    /// Whether the linear filter's own leak estimate finds this block's output leaked echo (its leaked echo 3 times its
+    /// error: `LeakedEchoWatch.leakedBlockRatio`): a leftover the filter itself takes for echo (a path that just
+    /// changed) is heard against the detector's pessimistic estimate only (`ResidualEchoCoupling`). At more leaked echo
+    /// than error the synthetic hall's talker (`HallDoubleTalkTests`) went unheard again. Set it per block; real-time
+    /// safe.
+    var filterFindsLeakedEcho = false
 
     private let fft: RealFFT
     private let binCount: Int
@@ -139,6 +145,10 @@ public final class ResidualEchoSuppressor {
     /// missed word cannot be hurt, so peaks of the residual (clipping harmonics, a filter slipping) are taken firmly.
     private static var quietOverestimate: Float { 8 }
     private static var doubleTalkOverestimate: Float { 1 }
+    /// The margin over the power-weighted residual estimate the detector reads (8 dB), for a leftover's peaks above
+    /// its mean. At 4 (6 dB) far-end peaks passed for a talker (hot-microphone g01 ERLE 31.1 -> 28.9 dB, q03 49.7 ->
+    /// 47.7); at 8 (9 dB) o08's talker gained half as much (DT STOI 0.914 -> 0.918, 0.926 at 6).
+    private static var weightedDetectionMargin: Float { 6 }
     private static var singleTalkFloor: Float { 0.01 }
     private static var doubleTalkFloor: Float { 0.25 }
     /// Time without any sign of the near talker before the ratios may rise: a pause between words is not
@@ -314,6 +324,7 @@ public final class ResidualEchoSuppressor {
         var residualSums = BinLanes(), outputSums = BinLanes(), noiseSums = BinLanes()
         let lateEnergyLanes = BinLanes(repeating: lateEnergy)
         let farEnd = BinMask(repeating: farEndActive)
+        let margin = BinLanes(repeating: Self.weightedDetectionMargin)
         let binIndex = SIMD4<Int32>(0, 1, 2, 3)
         for k in stride(from: 0, to: laneBinCount, by: 4) {
             let noiseK = lanes(noise, k), estimate = lanes(estimateTail, k)
@@ -326,8 +337,13 @@ public final class ResidualEchoSuppressor {
             let residual = (maximum(linear, unmodelled) + late).replacing(with: 0, where: echoMask)
             let audibleReference = lanes(coupling.audibleCoupling, k) * reference
             let audible = (maximum(linear, audibleReference) + late).replacing(with: 0, where: echoMask)
-            let detectable = (maximum(lanes(coupling.audibleLeakage, k) * estimate, audibleReference) + late)
-                .replacing(with: 0, where: echoMask)
+            // The detector reads the lower of its two estimates, the power-weighted one with a margin for the
+            // leftover's peaks (`ResidualEchoCoupling`), unless the filter finds the output leaked echo.
+            let pessimistic = maximum(lanes(coupling.audibleLeakage, k) * estimate, audibleReference)
+            let mean = maximum(lanes(coupling.weightedAudibleLeakage, k) * estimate,
+                               lanes(coupling.weightedAudibleCoupling, k) * reference)
+            let heard = filterFindsLeakedEcho ? pessimistic : minimum(pessimistic, margin * mean)
+            let detectable = (heard + late).replacing(with: 0, where: echoMask)
             // The part of the output the estimate predicts linearly is echo the filter has not caught up with
             // (a louder or moved path): it counts at once, before the learned ratios follow.
             // Chance coherence of a near talker over so short an average is far below `minimumCoherence`.
