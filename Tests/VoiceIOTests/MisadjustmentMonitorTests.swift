@@ -4,9 +4,10 @@ import Testing
 
 @Suite struct MisadjustmentMonitorTests {
     /// Feeds `blocks` far-end blocks of 160 frames to `monitor`, each frame's estimate and error from `frame`
-    /// (given the block, counted from 1, and the seeded noise); the microphone is their sum. Returns the first
-    /// finding and its block, or nil.
+    /// (given the block, counted from 1, and the seeded noise); the microphone is their sum, the reference's power
+    /// `referencePower` of the block. Returns the first finding and its block, or nil.
     static func firstFinding(_ monitor: MisadjustmentMonitor = MisadjustmentMonitor(), seed: UInt32, blocks: Int,
+                             referencePower: (_ block: Int) -> Float = { _ in 1 },
                              frame: (_ block: Int, _ noise: inout SeededNoise) -> (estimate: Float, error: Float))
         -> (MisadjustmentMonitor.Finding, Int)? {
         var monitor = monitor
@@ -21,7 +22,8 @@ import Testing
             }
             let finding = estimate.withUnsafeBufferPointer { y in
                 error.withUnsafeBufferPointer { e in
-                    monitor.observe(error: e, estimate: y, microphonePower: microphonePower, farEndActive: true)
+                    monitor.observe(error: e, estimate: y, microphonePower: microphonePower,
+                                    referencePower: referencePower(block), farEndActive: true)
                 }
             }
             if let finding { return (finding, block) }
@@ -148,6 +150,23 @@ import Testing
         #expect(finding(estimateLevel: 0.1) == .sudden)
     }
 
+    /// A near talker starting as the far end fades into a pause (the reference 20 dB down from four blocks before),
+    /// under a filter the talker pulls (error = talker − 2·estimate, the estimate at the microphone's level: every
+    /// other test passes): no moved path. The same blocks with the reference playing on are one. (Our dt-change scene
+    /// t13: reset at its talker's first word, the reference 20 dB under its level of the blocks before.)
+    @Test func aNearTalkerPullingTheFilterAsTheFarEndFadesIsNoFinding() {
+        func finding(referenceAfter: Float) -> MisadjustmentMonitor.Finding? {
+            Self.firstFinding(seed: 23, blocks: 308, referencePower: { $0 > 296 ? referenceAfter : 1 }) { block, noise in
+                let echo = 0.1 * noise.next()
+                guard block > 300 else { return (echo, 0.003 * noise.next()) }
+                let y = 0.1 * noise.next(), talker = 0.1 * noise.next()
+                return (y, talker - 2 * y)
+            }?.0
+        }
+        #expect(finding(referenceAfter: 0.01) == nil)
+        #expect(finding(referenceAfter: 1) == .sudden)
+    }
+
     @Test func aNearTalkersOnsetIsNoFinding() {
         #expect(Self.firstFinding(moved: false, switchBlock: 300, blocks: 600) == nil)
     }
@@ -161,7 +180,7 @@ import Testing
         var returning: [Bool] = []
         for farEnd in [true] + [Bool](repeating: false, count: 3) + [Bool](repeating: true, count: span + 2) {
             block.withUnsafeBufferPointer { b in
-                _ = monitor.observe(error: b, estimate: b, microphonePower: 0.1, farEndActive: farEnd)
+                _ = monitor.observe(error: b, estimate: b, microphonePower: 0.1, referencePower: 0.1, farEndActive: farEnd)
             }
             returning.append(monitor.isFarEndReturning)
         }

@@ -212,7 +212,8 @@ public final class EchoPipeline: VoiceProcessor {
             suppressor.forgetNearEnd()
         }
         switch misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),
-                                     microphonePower: microphonePower, farEndActive: farEndActive) {
+                                     microphonePower: microphonePower, referencePower: referencePower,
+                                     farEndActive: farEndActive) {
         case .sudden:
             // The path moved under a filter that was cancelling well, a few blocks ago: what the suppressor's
             // detector took for a near talker since then was the new echo. The block that gave the change away
