@@ -282,7 +282,7 @@ public final class EchoPipeline: VoiceProcessor {
         suppressor.isOutputLeakedEcho = leakedEcho.observe(leakedEchoToErrorRatio: canceller.leakedEchoToErrorRatio,
                                                            farEndActive: farEndActive,
                                                            isNearEndQuiet: suppressor.isNearEndQuiet)
-        suppressor.filterFindsLeakedEcho = canceller.leakedEchoToErrorRatio > LeakedEchoWatch.leakedBlockRatio
+        suppressor.filterFindsLeakedEcho = leakedEcho.isLeakedBlock
         suppressor.process(output: error, echoEstimate: UnsafeBufferPointer(echoEstimate),
                            reference: UnsafeBufferPointer(rebasing: echo[..<blockFrameCount]))
         SampleConversion.int16(from: UnsafeBufferPointer(error), into: cancelled)

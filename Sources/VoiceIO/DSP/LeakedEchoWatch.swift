@@ -14,6 +14,9 @@
 struct LeakedEchoWatch {
     private var leakedShare: Float = 0
     private var blocksNotQuiet = 0
+    /// Whether the last block's leaked echo was `leakedBlockRatio` times its error or more: the filter itself finds
+    /// the block leaked echo (`ResidualEchoSuppressor.filterFindsLeakedEcho`), whether or not the far end plays.
+    private(set) var isLeakedBlock = false
     private let smoothing: Float
     private let deadlockBlocks: Int
 
@@ -22,9 +25,8 @@ struct LeakedEchoWatch {
     private static var deadlockSeconds: Double { 1 }
     /// Share of recent far-end blocks with more leaked echo than error for a leaked block.
     private static var minimumLeakedShare: Float { 0.75 }
-    /// A block's leaked echo over its error from which the filter finds the block leaked echo (here and for
-    /// `ResidualEchoSuppressor.filterFindsLeakedEcho`).
-    static var leakedBlockRatio: Float { 3 }
+    /// A block's leaked echo over its error from which the filter finds the block leaked echo (`isLeakedBlock`).
+    private static var leakedBlockRatio: Float { 3 }
 
     init(rate: BlockRate) {
         smoothing = rate.smoothingWeight(seconds: Self.smoothingSeconds)
@@ -35,9 +37,10 @@ struct LeakedEchoWatch {
     /// end plays, and whether the suppressor's detector has found the near end quiet (`isNearEndQuiet`). Returns
     /// whether the block's output is leaked echo the detector may be taking for a talker.
     mutating func observe(leakedEchoToErrorRatio ratio: Float, farEndActive: Bool, isNearEndQuiet: Bool) -> Bool {
+        isLeakedBlock = ratio > Self.leakedBlockRatio
         blocksNotQuiet = isNearEndQuiet ? 0 : min(blocksNotQuiet + 1, Int.max / 2)
         guard farEndActive else { return false }
         leakedShare += smoothing * ((ratio > 1 ? 1 : 0) - leakedShare)
-        return blocksNotQuiet > deadlockBlocks && leakedShare > Self.minimumLeakedShare && ratio > Self.leakedBlockRatio
+        return blocksNotQuiet > deadlockBlocks && leakedShare > Self.minimumLeakedShare && isLeakedBlock
     }
 }

@@ -149,7 +149,9 @@ struct MisadjustmentMonitor {
         }
         let correlation = errorEstimate / (errorPower * estimatePower).squareRoot()
         failedWindows = correlation < threshold ? failedWindows + 1 : 0
-        if wasCancellingWell && isFading(microphonePower: windowMicrophonePower, blocks: activeBlocks) { return nil }
+        if wasCancellingWell && isFading(windowMicrophonePower, blocks: activeBlocks, prior: priorMicrophonePower) {
+            return nil
+        }
         return failedWindows >= consecutiveWindows && errorPower >= windowMicrophonePower ? .sustained : nil
     }
 
@@ -158,15 +160,10 @@ struct MisadjustmentMonitor {
         priorErrorPower * pow(10, suddenPriorERLEDecibels / 10) <= priorMicrophonePower
     }
 
-    /// Whether `microphonePower` (summed over `blocks` blocks) is under `suddenMinimumLevelRatio` of its prior
-    /// level: the far end fading into a pause.
-    private func isFading(microphonePower: Float, blocks: Int) -> Bool {
-        microphonePower < suddenMinimumLevelRatio * Float(blocks) * priorMicrophonePower
-    }
-
-    /// Whether the recent blocks' reference power is under `suddenMinimumLevelRatio` of its prior level.
-    private var isReferenceFading: Bool {
-        recentReference.sum() < suddenMinimumLevelRatio * Float(suddenBlocks) * priorReferencePower
+    /// Whether `power` (the microphone's or the reference's, summed over `blocks` blocks) is under
+    /// `suddenMinimumLevelRatio` of its `prior` level per block: the far end fading into a pause.
+    private func isFading(_ power: Float, blocks: Int, prior: Float) -> Bool {
+        power < suddenMinimumLevelRatio * Float(blocks) * prior
     }
 
     /// The sudden verdict over the last `suddenBlocks` far-end blocks; a block without the far end starts over.
@@ -203,7 +200,8 @@ struct MisadjustmentMonitor {
     private func judgeSudden(_ recent: SIMD4<Float>) -> Bool {
         guard farEndBlocks > settlingBlocks, priorCount >= suddenPriorBlocks, recent.y > 1e-12, recent.z > 1e-12,
               recent.y >= recent.w, recent.z >= suddenMinimumEstimateRatio * recent.w,
-              !isFading(microphonePower: recent.w, blocks: suddenBlocks), !isReferenceFading,
+              !isFading(recent.w, blocks: suddenBlocks, prior: priorMicrophonePower),
+              !isFading(recentReference.sum(), blocks: suddenBlocks, prior: priorReferencePower),
               wasCancellingWell else { return false }
         return recent.x / (recent.y * recent.z).squareRoot() < threshold
     }

@@ -77,7 +77,7 @@ public final class ResidualEchoSuppressor {
     /// no talker and learned from by none of the ratios, which stay as they were. Set it per block; real-time safe.
     public var isOutputFilterError = false
     /// Whether the linear filter's own leak estimate finds this block's output leaked echo (its leaked echo 3 times its
-    /// error: `LeakedEchoWatch.leakedBlockRatio`): a leftover the filter itself takes for echo (a path that just
+    /// error: `LeakedEchoWatch.isLeakedBlock`): a leftover the filter itself takes for echo (a path that just
     /// changed) is heard against the detector's pessimistic estimate only (`ResidualEchoCoupling`). At more leaked echo
     /// than error the synthetic hall's talker (`HallDoubleTalkTests`) went unheard again. Set it per block; real-time
     /// safe.
