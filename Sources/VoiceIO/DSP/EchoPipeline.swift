@@ -205,10 +205,10 @@ public final class EchoPipeline: VoiceProcessor {
                                                             output: cancelledBase)
         if canceller.restartedFromShadow {
             // The path changed under the filter, which took its shadow's weights: what the suppressor took for a
-            // near talker since then was the new echo. Its ratios to the reference stay while a talker is heard (see
-            // `reset`).
+            // near talker since then was the new echo. Its ratios to the reference stay under a talker heard for a
+            // second (see `reset`).
             divergenceResetCount += 1
-            forgetFilteredPath(keepingReferenceCoupling: !suppressor.isNearEndQuiet)
+            forgetFilteredPath(keepingReferenceCoupling: leakedEcho.isTalkerHeardLong)
             suppressor.forgetNearEnd()
         }
         switch misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),
@@ -330,8 +330,12 @@ public final class EchoPipeline: VoiceProcessor {
         // relates to the filter's estimate, far less how loud it comes back from the reference; started over
         // pessimistic, they took a talker as loud as the echo for echo (our dt-change t05 and t06: the talker
         // -2.6 and -2.3 dB over the double talk, -1.7 and -1.5 dB kept; the echo in the first half second after
-        // the double talk 14 and 50 dB, 10 and 27 dB kept).
-        let keepsReferenceCoupling = isNoEchoFound || !suppressor.isNearEndQuiet
+        // the double talk 14 and 50 dB, 10 and 27 dB kept). Only under a talker heard for a second, though
+        // (`LeakedEchoWatch.isTalkerHeardLong`): a path that moves in far-end single talk into a louder echo is heard
+        // as a talker from the move on, and the ratios it kept then let that echo through until the new filter had
+        // learned it (our `changes` scene c03, the path moved and 6 dB louder: 20 dB 1.5 s after the change, 1.0 s
+        // now).
+        let keepsReferenceCoupling = isNoEchoFound || leakedEcho.isTalkerHeardLong
         canceller.reset()
         notch.reset()
         forgetFilteredPath(keepingReferenceCoupling: keepsReferenceCoupling)

@@ -33,6 +33,11 @@ struct LeakedEchoWatch {
         deadlockBlocks = rate.blocks(seconds: Self.deadlockSeconds)
     }
 
+    /// Whether the detector has not found the near end quiet for more than a second (up to the last block observed): a
+    /// talker who has been talking, not one the detector began to hear a moment ago, which may be a moved path's new
+    /// echo. Real-time safe.
+    var isTalkerHeardLong: Bool { blocksNotQuiet > deadlockBlocks }
+
     /// One block: the filter's leaked echo over its error (`EchoCanceller.leakedEchoToErrorRatio`), whether the far
     /// end plays, and whether the suppressor's detector has found the near end quiet (`isNearEndQuiet`). Returns
     /// whether the block's output is leaked echo the detector may be taking for a talker.
