@@ -82,4 +82,21 @@ import Testing
         let late = Scene.erleDB(microphone, output, from: change + 1, to: change + 2)
         #expect(late > 42, "ERLE \(late) dB from 1 to 2 s after the change")
     }
+
+    /// The path moves into a louder echo in far-end single talk (another room response, 10 ms later, 3 dB louder): the
+    /// adapted filter takes 0-3 dB off for two seconds, its shadow gets only 1-3 dB ahead of it, and no misadjustment
+    /// is found; the detector takes the new echo for a talker. Seeds 31, 41, 71, 91: the echo from 1 to 2 s after the
+    /// change 51.6-52.7 dB, the shadow taking over (`LostPathRun`), from 0.25 to 1 s 6.4-7.2 dB; 7.6-8.1 and 2.2-3.3 dB
+    /// without the takeover.
+    @Test("a path that moves into a louder echo is found by its shadow within a second",
+          arguments: [UInt64(31), 41, 71, 91])
+    func louderMovedPath(seed: UInt64) throws {
+        let change = 15.8
+        let (far, microphone, _, _) = try Self.scene(seed: seed, before: (60, 0.3), after: (70, 0.45),
+                                                     afterSeed: seed + 50, changeSeconds: change)
+        let (output, processor) = try Scene.process(microphone: microphone, far: far)
+        #expect(processor.divergenceResetCount >= 1, "the shadow never took over")
+        let erle = Scene.erleDB(microphone, output, from: change + 1, to: change + 2)
+        #expect(erle > 35, "ERLE \(erle) dB from 1 to 2 s after the change")
+    }
 }

@@ -66,6 +66,9 @@ final class BlockAdaptiveFilter {
     private let shadowPartitionWeight: UnsafeMutablePointer<Float>
     private var shadowErrorSmoothed: Float = 0, foregroundErrorSmoothed: Float = 0, nearSmoothed: Float = 0
     private var shadowWinningBlocks = 0
+    /// Finds a path that moved where the shadow has not won by its margin (see `judgeShadow`).
+    private var lostPathRun: LostPathRun
+    private let blockRate: BlockRate
     /// Whether the last block replaced the adapted weights with the shadow's. Real-time safe.
     private(set) var restartedFromShadow = false
     /// Microphone power over the shadow's error power above which the shadow is found cancelling (6 dB).
@@ -111,6 +114,8 @@ final class BlockAdaptiveFilter {
         binCount = window / 2 + 1
         laneBinCount = (binCount + 7) / 8 * 8
         fft = MixedRadixRealFFT(frameCount: window)
+        blockRate = BlockRate(blocksPerSecond: Double(sampleRate) / Double(frameCount))
+        lostPathRun = LostPathRun(rate: blockRate)
         let spectrum = 2 * laneBinCount
         referenceWindow = .zeroed(window)
         nearBlock = .zeroed(frameCount)
@@ -197,6 +202,7 @@ final class BlockAdaptiveFilter {
         shadowErrorSpectrum.update(repeating: 0, count: spectrum)
         shadowErrorSmoothed = 0; foregroundErrorSmoothed = 0; nearSmoothed = 0
         shadowWinningBlocks = 0
+        lostPathRun = LostPathRun(rate: blockRate)
     }
 
     /// Forgets the two paths' comparison (`decideBetweenPaths`).
@@ -435,17 +441,24 @@ final class BlockAdaptiveFilter {
     /// fixed rate, re-converges within half a second. A near talker cannot make it win: neither filter can
     /// predict the talker, so the shadow's error stays at least the adapted one's. Only a foreground that takes
     /// less than 3 dB off (the path lost, not merely tracked less well: a long tail the shadow fits faster after a
-    /// pause, q08, is left alone) is replaced, and only once it has counted as adapted.
+    /// pause, q08, is left alone) is replaced, and only once it has counted as adapted. A path that moved into a louder
+    /// echo can leave the shadow short of its margin for seconds; a run of blocks in which the foreground lost the path
+    /// just after cancelling well, and the shadow did better by 1 dB, finds it too (`LostPathRun`).
     private func judgeShadow(shadowErrorEnergy: Float, foregroundErrorEnergy: Float, nearEnergy: Float,
                              referenceEnergy: Float) -> Bool {
         let smoothing: Float = 0.2
         shadowErrorSmoothed += smoothing * (shadowErrorEnergy - shadowErrorSmoothed)
         foregroundErrorSmoothed += smoothing * (foregroundErrorEnergy - foregroundErrorSmoothed)
         nearSmoothed += smoothing * (nearEnergy - nearSmoothed)
-        let winning = rate.isAdapted && farEndPlays(referenceEnergy: referenceEnergy)
+        let farEnd = farEndPlays(referenceEnergy: referenceEnergy)
+        let winning = rate.isAdapted && farEnd
             && shadowErrorSmoothed < Self.shadowWinningRatio * foregroundErrorSmoothed && hasLostPath
         shadowWinningBlocks = winning ? shadowWinningBlocks + 1 : 0
-        guard shadowWinningBlocks >= Self.shadowWinningBlockCount else { return false }
+        let isMoved = lostPathRun.observe(smoothedForegroundError: foregroundErrorSmoothed,
+                                          smoothedMicrophone: nearSmoothed, hasLostPath: rate.isAdapted && hasLostPath,
+                                          farEndPlays: farEnd, shadowError: shadowErrorEnergy,
+                                          foregroundError: foregroundErrorEnergy)
+        guard shadowWinningBlocks >= Self.shadowWinningBlockCount || isMoved else { return false }
         shadowWinningBlocks = 0
         return true
     }
