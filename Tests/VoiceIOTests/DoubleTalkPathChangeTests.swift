@@ -100,4 +100,18 @@ import Testing
         #expect(echo.resets >= 1, "the shadow never took over")
         #expect(echo.lateDB > 35, "ERLE \(echo.lateDB) dB from 1 to 2 s after the change")
     }
+
+    /// A talker who starts over the far end makes the filter lose the path just after it cancelled well, as a moved
+    /// path does, and starts a `LostPathRun`; the shadow then stands level with the foreground or behind it, so no
+    /// takeover. Seeds 31-101 (the path unchanged): no restart, the talker -0.63 to -0.69 dB. With the run's ratio at 1.3
+    /// (the shadow 1.1 dB behind still taken for a move) seeds 71 and 101 restarted, the talker -0.88 and -0.83 dB.
+    @Test("a talker who starts over the far end is not taken for a moved path",
+          arguments: [UInt64(31), 41, 51, 61, 71, 81, 91, 101])
+    func talkerOnsetIsNoMovedPath(seed: UInt64) throws {
+        let (far, microphone, near, talkerFrames) = try Self.scene(seed: seed, before: (60, 0.6), after: (60, 0.6))
+        let (output, processor) = try Scene.process(microphone: microphone, far: far)
+        #expect(processor.divergenceResetCount == 0, "the filter restarted under the talker")
+        let gain = Scene.nearGainDB(output, near: near, frames: talkerFrames)
+        #expect(gain > -1, "near talker gain \(gain) dB")
+    }
 }
