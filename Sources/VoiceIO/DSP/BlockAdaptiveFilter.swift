@@ -450,12 +450,11 @@ final class BlockAdaptiveFilter {
         shadowErrorSmoothed += smoothing * (shadowErrorEnergy - shadowErrorSmoothed)
         foregroundErrorSmoothed += smoothing * (foregroundErrorEnergy - foregroundErrorSmoothed)
         nearSmoothed += smoothing * (nearEnergy - nearSmoothed)
-        let farEnd = farEndPlays(referenceEnergy: referenceEnergy)
-        let winning = rate.isAdapted && farEnd
-            && shadowErrorSmoothed < Self.shadowWinningRatio * foregroundErrorSmoothed && hasLostPath
+        let farEnd = farEndPlays(referenceEnergy: referenceEnergy), isLost = rate.isAdapted && hasLostPath
+        let winning = isLost && farEnd && shadowErrorSmoothed < Self.shadowWinningRatio * foregroundErrorSmoothed
         shadowWinningBlocks = winning ? shadowWinningBlocks + 1 : 0
         let isMoved = lostPathRun.observe(smoothedForegroundError: foregroundErrorSmoothed,
-                                          smoothedMicrophone: nearSmoothed, hasLostPath: rate.isAdapted && hasLostPath,
+                                          smoothedMicrophone: nearSmoothed, hasLostPath: isLost,
                                           farEndPlays: farEnd, shadowError: shadowErrorEnergy,
                                           foregroundError: foregroundErrorEnergy)
         guard shadowWinningBlocks >= Self.shadowWinningBlockCount || isMoved else { return false }

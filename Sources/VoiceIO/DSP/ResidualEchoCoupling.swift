@@ -164,37 +164,28 @@ final class ResidualEchoCoupling {
             store(meanReference, meanReferencePower, k)
             let left = maximum(BinLanes(), lanes(outputPower, k) - noiseK - late * lanes(lateSum, k))
             let heardEstimate = estimateK .> noiseK, heardReference = referenceK .> 1e-12
-            let leakageRatio = learned(lanes(leakage, k), leftover: left, over: estimateK, step: step, rising: rising)
-            store(lanes(leakage, k).replacing(with: leakageRatio, where: heardEstimate), leakage, k)
+            learn(leakage, at: k, leftover: left, over: estimateK, step: step, rising: rising, where: heardEstimate)
             // The detector's ρ: what is left beyond the noise's mean.
             let beyondNoise = maximum(BinLanes(), left - noiseK)
-            let audibleLeakageRatio = learned(lanes(audibleLeakage, k), leftover: beyondNoise, over: estimateK,
-                                              step: step, rising: rising)
-            store(lanes(audibleLeakage, k).replacing(with: audibleLeakageRatio, where: heardEstimate),
-                  audibleLeakage, k)
-            let weightedLeakageRatio = learned(lanes(weightedAudibleLeakage, k), leftover: beyondNoise, over: estimateK,
-                                               step: step.weighted(estimateK / (meanEstimate + 1e-12)), rising: rising)
-            store(lanes(weightedAudibleLeakage, k).replacing(with: weightedLeakageRatio, where: heardEstimate),
-                  weightedAudibleLeakage, k)
-            let couplingRatio = learned(lanes(referenceCoupling, k), leftover: left, over: referenceK,
-                                        step: referenceStep, rising: rising)
-            store(lanes(referenceCoupling, k).replacing(with: couplingRatio, where: heardReference),
-                  referenceCoupling, k)
+            learn(audibleLeakage, at: k, leftover: beyondNoise, over: estimateK, step: step, rising: rising,
+                  where: heardEstimate)
+            learn(weightedAudibleLeakage, at: k, leftover: beyondNoise, over: estimateK,
+                  step: step.weighted(estimateK / (meanEstimate + 1e-12)), rising: rising, where: heardEstimate)
+            learn(referenceCoupling, at: k, leftover: left, over: referenceK, step: referenceStep, rising: rising,
+                  where: heardReference)
             store(learned(lanes(spreadCoupling, k), leftover: left, over: total, step: step, rising: spreadRising),
                   spreadCoupling, k)
             // The detector's γ: what is left beyond the noise's usual fluctuation, rising only where the echo it
             // predicts or the leftover stands out of the noise.
             let audibleLeftover = maximum(BinLanes(), left - Self.noiseFluctuation * noiseK)
             let loudLeftover = left .> Self.audibleLeftoverRatio * noiseK
-            let audible = lanes(audibleCoupling, k)
-            let audibleRatio = learned(audible, leftover: audibleLeftover, over: referenceK, step: referenceStep,
-                                       rising: rising .& ((audible * referenceK .> noiseK) .| loudLeftover))
-            store(audible.replacing(with: audibleRatio, where: heardReference), audibleCoupling, k)
-            let weighted = lanes(weightedAudibleCoupling, k)
-            let weightedRatio = learned(weighted, leftover: audibleLeftover, over: referenceK,
-                                        step: referenceStep.weighted(referenceK / (meanReference + 1e-12)),
-                                        rising: rising .& ((weighted * referenceK .> noiseK) .| loudLeftover))
-            store(weighted.replacing(with: weightedRatio, where: heardReference), weightedAudibleCoupling, k)
+            learn(audibleCoupling, at: k, leftover: audibleLeftover, over: referenceK, step: referenceStep,
+                  rising: rising .& ((lanes(audibleCoupling, k) * referenceK .> noiseK) .| loudLeftover),
+                  where: heardReference)
+            learn(weightedAudibleCoupling, at: k, leftover: audibleLeftover, over: referenceK,
+                  step: referenceStep.weighted(referenceK / (meanReference + 1e-12)),
+                  rising: rising .& ((lanes(weightedAudibleCoupling, k) * referenceK .> noiseK) .| loudLeftover),
+                  where: heardReference)
         }
     }
 
@@ -213,6 +204,14 @@ final class ResidualEchoCoupling {
             return LearningStep(up: minimum(most, up * weight), down: minimum(most, down * weight), isQuiet: isQuiet,
                                 ceiling: ceiling)
         }
+    }
+
+    /// One block's step (`learned`) of a ratio's four bins from `k`, where `heard`; elsewhere they stay.
+    @inline(__always) private func learn(_ ratio: UnsafeMutablePointer<Float>, at k: Int, leftover: BinLanes,
+                                         over power: BinLanes, step: LearningStep, rising: BinMask, where heard: BinMask) {
+        let current = lanes(ratio, k)
+        store(current.replacing(with: learned(current, leftover: leftover, over: power, step: step, rising: rising),
+                                where: heard), ratio, k)
     }
 
     /// One block's step of a ratio towards leftover / power (at most the step's ceiling): downward always, upward
