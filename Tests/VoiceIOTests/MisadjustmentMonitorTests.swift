@@ -7,7 +7,7 @@ import Testing
     /// (given the block, counted from 1, and the seeded noise); the microphone is their sum, the reference's power
     /// `referencePower` of the block. Returns the first finding and its block, or nil.
     static func firstFinding(_ monitor: MisadjustmentMonitor = MisadjustmentMonitor(), seed: UInt32, blocks: Int,
-                             referencePower: (_ block: Int) -> Float = { _ in 1 },
+                             referencePower: (_ block: Int) -> Float = { _ in 1 }, isTalkerHeardLong: Bool = false,
                              frame: (_ block: Int, _ noise: inout SeededNoise) -> (estimate: Float, error: Float))
         -> (MisadjustmentMonitor.Finding, Int)? {
         var monitor = monitor
@@ -23,7 +23,8 @@ import Testing
             let finding = estimate.withUnsafeBufferPointer { y in
                 error.withUnsafeBufferPointer { e in
                     monitor.observe(error: e, estimate: y, microphonePower: microphonePower,
-                                    referencePower: referencePower(block), farEndActive: true)
+                                    referencePower: referencePower(block), farEndActive: true,
+                                    isTalkerHeardLong: isTalkerHeardLong)
                 }
             }
             if let finding { return (finding, block) }
@@ -65,8 +66,9 @@ import Testing
     /// new echo n of the estimate's level, independent of it: error = n − y, louder than the microphone n) or a
     /// near talker as loud as the echo (error = talker, microphone = y + talker); returns the first finding and
     /// its block (counted from 1).
-    static func firstFinding(moved: Bool, switchBlock: Int, blocks: Int) -> (MisadjustmentMonitor.Finding, Int)? {
-        firstFinding(seed: 11, blocks: blocks) { block, noise in
+    static func firstFinding(moved: Bool, switchBlock: Int, blocks: Int, isTalkerHeardLong: Bool = false)
+        -> (MisadjustmentMonitor.Finding, Int)? {
+        firstFinding(seed: 11, blocks: blocks, isTalkerHeardLong: isTalkerHeardLong) { block, noise in
             let y = 0.1 * noise.next(), other = 0.1 * noise.next()
             return (y, block <= switchBlock ? 0.003 * noise.next() : moved ? other - y : other)
         }
@@ -100,6 +102,17 @@ import Testing
         #expect(finding == .sudden)
         // The two 10-block correlation windows alone need 11 to 30 blocks.
         #expect(block > 300 && block <= 300 + MisadjustmentMonitor().suddenBlocks, "found at block \(block)")
+    }
+
+    /// Under a talker the detector has heard for more than a second, the same error (a hall's quiet talker pulling
+    /// the filter, the public pump scene m03) is no sudden finding: the correlation windows find it later, 11 to 30
+    /// blocks on, as they find a path that keeps failing them. (Told no talker was heard, the same blocks are found
+    /// within `suddenBlocks`: `findsAMovedPathWithinAFewBlocks`.)
+    @Test func noSuddenFindingUnderATalkerHeardLong() throws {
+        let (finding, block) = try #require(Self.firstFinding(moved: true, switchBlock: 300, blocks: 400,
+                                                              isTalkerHeardLong: true))
+        #expect(finding == .sustained)
+        #expect(block > 300 + MisadjustmentMonitor().suddenBlocks, "found at block \(block)")
     }
 
     /// A path that moves under a filter that was cancelling only 11 dB (as half a second after double talk, whose
@@ -180,7 +193,8 @@ import Testing
         var returning: [Bool] = []
         for farEnd in [true] + [Bool](repeating: false, count: 3) + [Bool](repeating: true, count: span + 2) {
             block.withUnsafeBufferPointer { b in
-                _ = monitor.observe(error: b, estimate: b, microphonePower: 0.1, referencePower: 0.1, farEndActive: farEnd)
+                _ = monitor.observe(error: b, estimate: b, microphonePower: 0.1, referencePower: 0.1, farEndActive: farEnd,
+                                    isTalkerHeardLong: false)
             }
             returning.append(monitor.isFarEndReturning)
         }

@@ -213,7 +213,7 @@ public final class EchoPipeline: VoiceProcessor {
         }
         switch misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),
                                      microphonePower: microphonePower, referencePower: referencePower,
-                                     farEndActive: farEndActive) {
+                                     farEndActive: farEndActive, isTalkerHeardLong: leakedEcho.isTalkerHeardLong) {
         case .sudden:
             // The path moved under a filter that was cancelling well, a few blocks ago: what the suppressor's
             // detector took for a near talker since then was the new echo. The block that gave the change away
