@@ -51,9 +51,10 @@ public final class RateConverter {
         }
     }
 
-    /// Frames of delay the conversion adds, in output frames, measured once on an impulse (speexdsp's own
-    /// latency figure is off by a few frames when down-converting).
-    public private(set) lazy var latencyFrames: Int = measureLatency()
+    /// Frames of delay the conversion adds, in output frames: a decimator's exact whole latency (it aligns its
+    /// output to the input's time line), else measured once on an impulse (speexdsp's own latency figure is off by
+    /// a few frames when down-converting).
+    public private(set) lazy var latencyFrames: Int = decimator?.latencyFrames ?? measureLatency()
 
     private func measureLatency() -> Int {
         guard inputRate != outputRate,
