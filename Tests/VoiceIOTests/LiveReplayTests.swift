@@ -60,8 +60,8 @@ struct LiveReplayTests {
     }
 
     /// Held music, the issue's music case: live and offline through the same chain, from 10 s to 19.5 s, at least
-    /// 30 dB lower (issue 12). Here live (and its replay) reads 45.3 dB and offline as recorded 41.2 dB; on
-    /// `scripts/music-echo`'s recording (the music as an app sound, 30 s) 33.5 live and 30.1 offline. Neither
+    /// 30 dB lower (issue 12). Here live (and its replay) reads 45.3 dB and offline as recorded 34.6 dB; on
+    /// `scripts/music-echo`'s recording (the music as an app sound, 30 s) 49.8 live and 36.2 offline. Neither
     /// difference is the alignment: the applied delays agree to 0.2 frames, and forcing a run's fractional delay by
     /// ±0.5 frame moved its linear ERLE by at most 0.8 dB. With the reference a period earlier the delay locks at
     /// another block (music-echo's: block 73 live, 41 offline) and the filter starts there; on sustained music its
