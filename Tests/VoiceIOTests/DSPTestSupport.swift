@@ -35,4 +35,15 @@ enum DSPTestSupport {
     static func reductionDB(reference: ArraySlice<Int16>, residual: ArraySlice<Int16>) -> Double {
         10 * log10(power(reference) / max(power(residual), 1e-9))
     }
+
+    /// How far `got` is from `wanted`, frame by frame: 10·log10 of Σ(got − wanted)² over Σ wanted² (the shorter's
+    /// frames).
+    static func mismatchDB(_ got: ArraySlice<Float>, _ wanted: ArraySlice<Float>) -> Double {
+        var error = 0.0, energy = 0.0
+        for (value, target) in zip(got, wanted) {
+            error += Double(value - target) * Double(value - target)
+            energy += Double(target) * Double(target)
+        }
+        return 10 * log10(error / energy)
+    }
 }

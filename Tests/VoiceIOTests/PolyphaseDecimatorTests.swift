@@ -80,13 +80,10 @@ import VoiceIOSimulation
             let input = SyntheticAudio.sine(frequency: frequency, sampleRate: rates.input, frameCount: rates.input / 2)
             let output = Self.decimate(input, with: decimator, blockFrames: 441)
             let latency = decimator.latencyFrames
-            var error = 0.0, energy = 0.0
-            for n in (latency + 200)..<(output.count - 200) {
-                let wanted = sin(2 * Double.pi * frequency * Double(n - latency) / Double(rates.output))
-                error += (Double(output[n]) - wanted) * (Double(output[n]) - wanted)
-                energy += wanted * wanted
-            }
-            return (10 * log10(error / energy), latency)
+            let wanted = SyntheticAudio.sine(frequency: frequency, sampleRate: rates.output, frameCount: output.count,
+                                             phase: -2 * Double.pi * frequency * Double(latency) / Double(rates.output))
+            let frames = (latency + 200)..<(output.count - 200)
+            return (DSPTestSupport.mismatchDB(output[frames], wanted[frames]), latency)
         }
         let aligned = try mismatchDB(aligned: true)
         #expect(aligned.db < -60, "aligned: \(aligned.db) dB off the input's time line")

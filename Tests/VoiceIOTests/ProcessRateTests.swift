@@ -91,12 +91,7 @@ struct ProcessRateTests {
         converter.bypass = true
         let voice = converter.process(microphone: microphone, loudspeaker: [Float](repeating: 0, count: microphone.count))
         let wanted = tone(rate: 16000, count: 2 * 16000)
-        var error = 0.0, energy = 0.0
-        for n in 8000..<24000 {
-            error += Double(voice[n] - wanted[n]) * Double(voice[n] - wanted[n])
-            energy += Double(wanted[n]) * Double(wanted[n])
-        }
-        let mismatchDB = 10 * log10(error / energy)
+        let mismatchDB = DSPTestSupport.mismatchDB(voice[8000..<24000], wanted[8000..<24000])
         #expect(mismatchDB < -40, "the output is \(mismatchDB) dB off the microphone's time line")
     }
 }
