@@ -1,3 +1,4 @@
+import Foundation
 import CSpeexDSP
 import Testing
 import VoiceIO
@@ -73,6 +74,52 @@ import VoiceIOSimulation
         #expect(oursEarly >= theirsEarly - 2, "first half second: ours \(oursEarly) dB, speexdsp \(theirsEarly) dB")
     }
 
+    /// A hall (RT60 0.8 s: a direct path after 8 ms, then a decaying noise tail out to 1 s) under a 200 ms filter
+    /// grown to 300 ms after 3 s (`extendToLongestFilter`): the last second cancels as a 300 ms filter from the start
+    /// does, and more than the filter kept at 200 ms (the control); the quarter second after the growth cancels as
+    /// the kept filter's does (the added taps start from zero, no glitch), and `reset` keeps the length.
+    @Test func aGrownFilterCancelsTheTailItNowReaches() throws {
+        let frameCount = 12 * Self.sampleRate
+        let far = SyntheticAudio.speechLike(sampleRate: Self.sampleRate, frameCount: frameCount, amplitude: 0.5, seed: 3)
+        var noise = EchoSceneFixture.Noise(state: 11)
+        let delay = 8 * Self.sampleRate / 1000
+        var room = [Float](repeating: 0, count: delay + Self.sampleRate)
+        room[delay] = 0.5
+        for index in 1..<(room.count - delay) {
+            let decay = Float(exp(-6.9 * Double(index) / (0.8 * Double(Self.sampleRate))))
+            room[delay + index] = 0.05 * decay * noise.next()
+        }
+        let scene = (far: DSPTestSupport.int16(far), microphone: DSPTestSupport.int16(SyntheticAudio.convolve(far, with: room)))
+        func canceller(_ milliseconds: Double) throws -> EchoCanceller {
+            try EchoCanceller(frameCount: Self.blockFrames, filterLengthMilliseconds: milliseconds,
+                              longestFilterLengthMilliseconds: 300, sampleRate: Self.sampleRate)
+        }
+        let (grown, kept, long) = (try canceller(200), try canceller(200), try canceller(300))
+        // The far end plays alone, as the pipeline tells its canceller.
+        for each in [grown, kept, long] { each.isFarEndAlone = true }
+        #expect(grown.filterLengthFrames == 3200 && grown.longestFilterLengthFrames == 4800)
+        var block = 0
+        let grownOutput = Self.run(scene) { microphone, reference, output in
+            block += 1
+            if block == 300 { grown.extendToLongestFilter() }
+            grown.process(microphone: microphone, reference: reference, output: output)
+        }
+        #expect(grown.filterLengthFrames == 4800)
+        let keptOutput = Self.run(scene) { kept.process(microphone: $0, reference: $1, output: $2) }
+        let longOutput = Self.run(scene) { long.process(microphone: $0, reference: $1, output: $2) }
+        let (grownERLE, keptERLE, longERLE) = (Self.erleOfLastSecond(microphone: scene.microphone, output: grownOutput),
+                                               Self.erleOfLastSecond(microphone: scene.microphone, output: keptOutput),
+                                               Self.erleOfLastSecond(microphone: scene.microphone, output: longOutput))
+        #expect(grownERLE > keptERLE + 5, "grown \(grownERLE) dB, kept at 200 ms \(keptERLE) dB")
+        #expect(grownERLE > longERLE - 1.5, "grown \(grownERLE) dB, 300 ms from the start \(longERLE) dB")
+        let after = (3 * Self.sampleRate)..<(3 * Self.sampleRate + Self.sampleRate / 4)
+        let afterERLE = DSPTestSupport.reductionDB(reference: scene.microphone[after], residual: grownOutput[after])
+        let keptAfterERLE = DSPTestSupport.reductionDB(reference: scene.microphone[after], residual: keptOutput[after])
+        #expect(afterERLE > keptAfterERLE - 1, "the first quarter second grown \(afterERLE) dB, kept \(keptAfterERLE) dB")
+        grown.reset()
+        #expect(grown.filterLengthFrames == 4800)
+    }
+
     @Test func resetForgetsTheEchoPath() throws {
         let scene = Self.scene(seconds: 3)
         let canceller = try EchoCanceller(frameCount: Self.blockFrames, filterLengthMilliseconds: 100, sampleRate: Self.sampleRate)
@@ -99,6 +146,12 @@ import VoiceIOSimulation
         #expect(throws: SpeexError.self) { try EchoCanceller(frameCount: 160, filterLengthMilliseconds: .nan, sampleRate: 16000) }
         #expect(throws: SpeexError.self) { try EchoCanceller(frameCount: 160, filterLengthMilliseconds: 5, sampleRate: 16000) }
         #expect(throws: SpeexError.self) { try EchoCanceller(frameCount: 160, filterLengthMilliseconds: 100, sampleRate: 0) }
+        #expect(throws: SpeexError.self) {
+            try EchoCanceller(frameCount: 160, filterLengthMilliseconds: 200, longestFilterLengthMilliseconds: 100, sampleRate: 16000)
+        }
+        #expect(throws: SpeexError.self) {
+            try EchoCanceller(frameCount: 160, filterLengthMilliseconds: 200, longestFilterLengthMilliseconds: .infinity, sampleRate: 16000)
+        }
         let text = String(describing: SpeexError.invalidArgument("frame count 0 must be positive"))
         #expect(text == "speexdsp: invalid argument: frame count 0 must be positive")
     }

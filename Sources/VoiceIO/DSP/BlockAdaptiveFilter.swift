@@ -14,12 +14,16 @@ import Glibc
 /// sees it.
 ///
 /// Samples are in Int16 units (full scale 32768) as Float. The transform (`MixedRadixRealFFT`) spans two blocks;
-/// each partition keeps `frameCount` taps.
+/// each partition keeps `frameCount` taps. The filter can grow once to its longest length (`extendToLongest`), for a
+/// room that rings past it: the added partitions start from zero.
 ///
 /// `init` allocates everything; `process` and `reset` are real-time safe (no allocation, no locks).
 final class BlockAdaptiveFilter {
     let frameCount: Int
-    let partitionCount: Int
+    /// Partitions in use (`extendToLongest` raises it to `longestPartitionCount`).
+    private(set) var partitionCount: Int
+    /// Partitions allocated: the longest the filter can grow to.
+    let longestPartitionCount: Int
     let windowFrameCount: Int
     let binCount: Int
     /// Bins rounded up to whole SIMD8 lanes.
@@ -37,9 +41,9 @@ final class BlockAdaptiveFilter {
     private let trustedMicrophone: UnsafeMutablePointer<Float>
 
     // Spectra: split real / imaginary, laneBinCount each.
-    private let referenceSpectra: UnsafeMutablePointer<Float>  // (partitionCount + 1) × 2 × laneBinCount, a ring
+    private let referenceSpectra: UnsafeMutablePointer<Float>  // (longestPartitionCount + 1) × 2 × laneBinCount, a ring
     private var newestSpectrum = 0
-    private let background: UnsafeMutablePointer<Float>        // partitionCount × 2 × laneBinCount
+    private let background: UnsafeMutablePointer<Float>        // longestPartitionCount × 2 × laneBinCount
     private let foreground: UnsafeMutablePointer<Float>
     private let accumulator: UnsafeMutablePointer<Float>       // 2 × laneBinCount
     private let errorSpectrum: UnsafeMutablePointer<Float>     // 2 × laneBinCount
@@ -57,7 +61,7 @@ final class BlockAdaptiveFilter {
     private let crossfade: UnsafeMutablePointer<Float>         // rising half of a Hann window over 2 blocks
 
     // The shadow (see `judgeShadow`).
-    private let shadow: UnsafeMutablePointer<Float>            // partitionCount × 2 × laneBinCount
+    private let shadow: UnsafeMutablePointer<Float>            // longestPartitionCount × 2 × laneBinCount
     private let shadowEcho: UnsafeMutablePointer<Float>        // frameCount
     private let shadowErrorWindow: UnsafeMutablePointer<Float> // windowFrameCount: zeros then the shadow's error
     private let shadowErrorSpectrum: UnsafeMutablePointer<Float>
@@ -106,9 +110,12 @@ final class BlockAdaptiveFilter {
         set { rate.keepsStartupStep = newValue }
     }
 
-    init(frameCount: Int, filterLengthFrames: Int, sampleRate: Int) {
+    /// `longestFilterLengthFrames`: what `extendToLongest` grows the filter to (at least `filterLengthFrames`).
+    init(frameCount: Int, filterLengthFrames: Int, longestFilterLengthFrames: Int = 0, sampleRate: Int) {
         self.frameCount = frameCount
         partitionCount = (filterLengthFrames + frameCount - 1) / frameCount
+        longestPartitionCount = max(partitionCount, (longestFilterLengthFrames + frameCount - 1) / frameCount)
+        let longest = longestPartitionCount
         let window = 2 * frameCount
         windowFrameCount = window
         binCount = window / 2 + 1
@@ -124,24 +131,24 @@ final class BlockAdaptiveFilter {
         scratch = .zeroed(window)
         errorWindow = .zeroed(window)
         trustedMicrophone = .zeroed(frameCount)
-        referenceSpectra = .zeroed((partitionCount + 1) * spectrum)
-        background = .zeroed(partitionCount * spectrum)
-        foreground = .zeroed(partitionCount * spectrum)
+        referenceSpectra = .zeroed((longest + 1) * spectrum)
+        background = .zeroed(longest * spectrum)
+        foreground = .zeroed(longest * spectrum)
         accumulator = .zeroed(spectrum)
         errorSpectrum = .zeroed(spectrum)
         derivativeWindow = .zeroed(window)
-        derivativeSpectra = .zeroed((partitionCount + 1) * spectrum)
+        derivativeSpectra = .zeroed((longest + 1) * spectrum)
         derivativeEcho = .zeroed(frameCount)
         rate = MDFLearningRate(frameCount: frameCount, partitionCount: partitionCount, sampleRate: sampleRate,
                                binCount: binCount, laneBinCount: laneBinCount)
-        partitionWeight = .zeroed(partitionCount)
+        partitionWeight = .zeroed(longest)
         crossfade = .zeroed(2 * frameCount)
-        shadow = .zeroed(partitionCount * spectrum)
+        shadow = .zeroed(longest * spectrum)
         shadowEcho = .zeroed(frameCount)
         shadowErrorWindow = .zeroed(window)
         shadowErrorSpectrum = .zeroed(spectrum)
         shadowStepPerBin = .zeroed(laneBinCount)
-        shadowPartitionWeight = .zeroed(partitionCount)
+        shadowPartitionWeight = .zeroed(longest)
         for i in 0..<(2 * frameCount) {
             crossfade[i] = Float(0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(2 * frameCount)))
         }
@@ -149,15 +156,16 @@ final class BlockAdaptiveFilter {
         forwardScale = 1 / Float(2 * frameCount)
         inverseScale = Float(2 * frameCount)
         // Initial proportional weights: about ten times more step for the first partition than for the last.
-        // `reset` keeps whatever they have become (the last path's energy profile), as speexdsp does.
+        // `reset` keeps whatever they have become (the last path's energy profile), as speexdsp does. Partitions a
+        // longer filter adds continue the profile.
         let decay = Float(exp(-2.4 / Double(partitionCount)))
         var weight: Float = 0.7, sum: Float = 0
-        for j in 0..<partitionCount {
+        for j in 0..<longest {
             partitionWeight[j] = weight
-            sum += weight
+            if j < partitionCount { sum += weight }
             weight *= decay
         }
-        for j in 0..<partitionCount {
+        for j in 0..<longest {
             partitionWeight[j] *= 0.8 / sum
             shadowPartitionWeight[j] = Self.shadowStep * partitionWeight[j]
         }
@@ -182,12 +190,12 @@ final class BlockAdaptiveFilter {
         let spectrum = 2 * laneBinCount
         referenceWindow.update(repeating: 0, count: windowFrameCount)
         errorWindow.update(repeating: 0, count: windowFrameCount)
-        referenceSpectra.update(repeating: 0, count: (partitionCount + 1) * spectrum)
+        referenceSpectra.update(repeating: 0, count: (longestPartitionCount + 1) * spectrum)
         derivativeWindow.update(repeating: 0, count: windowFrameCount)
-        derivativeSpectra.update(repeating: 0, count: (partitionCount + 1) * spectrum)
+        derivativeSpectra.update(repeating: 0, count: (longestPartitionCount + 1) * spectrum)
         previousDerivative = 0
-        background.update(repeating: 0, count: partitionCount * spectrum)
-        foreground.update(repeating: 0, count: partitionCount * spectrum)
+        background.update(repeating: 0, count: longestPartitionCount * spectrum)
+        foreground.update(repeating: 0, count: longestPartitionCount * spectrum)
         errorSpectrum.update(repeating: 0, count: spectrum)
         rate.reset()
         notch.reset()
@@ -197,7 +205,7 @@ final class BlockAdaptiveFilter {
         misbehavingBlocks = 0
         forgetPathComparison()
         newestSpectrum = 0
-        shadow.update(repeating: 0, count: partitionCount * spectrum)
+        shadow.update(repeating: 0, count: longestPartitionCount * spectrum)
         shadowErrorWindow.update(repeating: 0, count: windowFrameCount)
         shadowErrorSpectrum.update(repeating: 0, count: spectrum)
         shadowErrorSmoothed = 0; foregroundErrorSmoothed = 0; nearSmoothed = 0
@@ -220,11 +228,16 @@ final class BlockAdaptiveFilter {
         spectrum(age: age, in: referenceSpectra)
     }
 
-    /// The spectrum `age` blocks old in a ring of `partitionCount + 1` spectra (`referenceSpectra`'s layout).
+    /// The spectrum `age` blocks old in a ring of `longestPartitionCount + 1` spectra (`referenceSpectra`'s layout).
     @inline(__always) private func spectrum(age: Int,
                                             in ring: UnsafeMutablePointer<Float>) -> UnsafeMutablePointer<Float> {
-        spectrum(ring, (newestSpectrum + partitionCount + 1 - age) % (partitionCount + 1))
+        spectrum(ring, (newestSpectrum + longestPartitionCount + 1 - age) % (longestPartitionCount + 1))
     }
+
+    /// Grows the filter to `longestPartitionCount` partitions; the added ones start from zero, as after `reset`,
+    /// and the reference spectra they filter are there already (the ring holds the longest filter's). It stays
+    /// grown through `reset`: the room's length is not the path's. Real-time safe.
+    func extendToLongest() { partitionCount = longestPartitionCount }
 
     private func forward(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>) {
         fft.forward(input, real: output, imaginary: output + laneBinCount)
@@ -249,7 +262,7 @@ final class BlockAdaptiveFilter {
                         ring: UnsafeMutablePointer<Float>? = nil) {
         let imaginary = laneBinCount, spectrumFloats = 2 * laneBinCount
         let spectra = ring ?? referenceSpectra
-        let newest = spectrum(age: 0, in: spectra), lastSlot = spectrum(spectra, partitionCount)
+        let newest = spectrum(age: 0, in: spectra), lastSlot = spectrum(spectra, longestPartitionCount)
         var k = 0
         while k < laneBinCount {
             var sumRe0 = SpectrumLanes(repeating: 0), sumIm0 = SpectrumLanes(repeating: 0)
@@ -306,7 +319,7 @@ final class BlockAdaptiveFilter {
             derivativeWindow[window - n + i] = derivative - Self.preEmphasis * previousDerivative
             previousDerivative = derivative
         }
-        newestSpectrum = (newestSpectrum + 1) % (partitionCount + 1)
+        newestSpectrum = (newestSpectrum + 1) % (longestPartitionCount + 1)
         let newest = referenceSpectrum(age: 0)
         forward(referenceWindow, into: newest)
         forward(derivativeWindow, into: spectrum(age: 0, in: derivativeSpectra))

@@ -8,27 +8,42 @@ public final class EchoCanceller {
     /// Frames per block, e.g. 10 ms (160 at 16 kHz).
     public let frameCount: Int
     public let sampleRate: Int
-    /// The echo tail the filter covers, in frames (typically 100–500 ms of audio).
-    public let filterLengthFrames: Int
+    /// The echo tail the filter covers now, in frames, whole blocks (typically 100–500 ms of audio).
+    public var filterLengthFrames: Int { filter.partitionCount * frameCount }
+    /// The longest echo tail the filter can grow to (`extendToLongestFilter`), in frames, whole blocks.
+    public var longestFilterLengthFrames: Int { filter.longestPartitionCount * frameCount }
     private let filter: BlockAdaptiveFilter
     private let taps: UnsafeMutablePointer<Float>
 
-    /// Not real-time safe (allocates the filter).
-    public init(frameCount: Int, filterLengthMilliseconds: Double, sampleRate: Int) throws(SpeexError) {
+    /// `longestFilterLengthMilliseconds`: what `extendToLongestFilter` grows the filter to (nil: it cannot grow).
+    /// Not real-time safe (allocates the filter, at its longest).
+    public init(frameCount: Int, filterLengthMilliseconds: Double, longestFilterLengthMilliseconds: Double? = nil,
+                sampleRate: Int) throws(SpeexError) {
         try SpeexError.validate(frameCount: frameCount, sampleRate: sampleRate)
-        guard filterLengthMilliseconds.isFinite, filterLengthMilliseconds > 0, filterLengthMilliseconds <= 10_000 else {
-            throw .invalidArgument("echo filter length \(filterLengthMilliseconds) ms is outside 0–10000 ms")
+        let filterLengthFrames = try Self.frames(filterLengthMilliseconds, frameCount: frameCount, sampleRate: sampleRate)
+        let longestFrames = try Self.frames(longestFilterLengthMilliseconds ?? filterLengthMilliseconds,
+                                            frameCount: frameCount, sampleRate: sampleRate)
+        guard longestFrames >= filterLengthFrames else {
+            throw .invalidArgument("longest echo filter length \(longestFrames) frames is shorter than the filter's \(filterLengthFrames)")
         }
-        let filterLengthFrames = Int((filterLengthMilliseconds * Double(sampleRate) / 1000).rounded())
-        guard filterLengthFrames >= frameCount else {
-            throw .invalidArgument("echo filter length \(filterLengthFrames) frames is shorter than one block of \(frameCount) frames")
-        }
-        filter = BlockAdaptiveFilter(frameCount: frameCount, filterLengthFrames: filterLengthFrames, sampleRate: sampleRate)
-        taps = .allocate(capacity: filter.partitionCount * frameCount)
-        taps.initialize(repeating: 0, count: filter.partitionCount * frameCount)
+        filter = BlockAdaptiveFilter(frameCount: frameCount, filterLengthFrames: filterLengthFrames,
+                                     longestFilterLengthFrames: longestFrames, sampleRate: sampleRate)
+        taps = .allocate(capacity: filter.longestPartitionCount * frameCount)
+        taps.initialize(repeating: 0, count: filter.longestPartitionCount * frameCount)
         self.frameCount = frameCount
         self.sampleRate = sampleRate
-        self.filterLengthFrames = filterLengthFrames
+    }
+
+    /// A filter length in frames, validated: 0–10 s, at least one block.
+    private static func frames(_ milliseconds: Double, frameCount: Int, sampleRate: Int) throws(SpeexError) -> Int {
+        guard milliseconds.isFinite, milliseconds > 0, milliseconds <= 10_000 else {
+            throw .invalidArgument("echo filter length \(milliseconds) ms is outside 0–10000 ms")
+        }
+        let frames = Int((milliseconds * Double(sampleRate) / 1000).rounded())
+        guard frames >= frameCount else {
+            throw .invalidArgument("echo filter length \(frames) frames is shorter than one block of \(frameCount) frames")
+        }
+        return frames
     }
 
     deinit { taps.deallocate() }
@@ -40,8 +55,8 @@ public final class EchoCanceller {
         filter.process(microphone: microphone, reference: reference, output: output)
     }
 
-    /// Taps `impulseResponse(into:)` writes: the filter length rounded up to whole blocks.
-    public var impulseResponseFrameCount: Int { filter.partitionCount * frameCount }
+    /// Taps `impulseResponse(into:)` writes: the filter's length now (`filterLengthFrames`).
+    public var impulseResponseFrameCount: Int { filterLengthFrames }
 
     /// What `impulseResponse(into:)`'s taps are multiplied by: 32767 times two blocks (the scale speexdsp's
     /// canceller used, kept for `EchoTailEstimator`).
@@ -83,6 +98,11 @@ public final class EchoCanceller {
     /// limiter the reference is shaped by before the filter, `LoudspeakerSaturation`); nil while it is taken for
     /// linear. It is a property of the loudspeaker, not of the path: `reset` keeps it. Real-time safe.
     public var loudspeakerKneeLevel: Float? { filter.saturation.kneeLevel }
+
+    /// Grows the filter to `longestFilterLengthFrames`, for a room that rings past it: the taps added start from
+    /// zero, the rest keeps learning as it was. It stays grown through `reset` (the room's length is not the path's).
+    /// Real-time safe.
+    public func extendToLongestFilter() { filter.extendToLongest() }
 
     /// Forgets the learned echo path. Real-time safe.
     public func reset() { filter.reset() }

@@ -4,6 +4,10 @@ import Glibc
 public struct EchoPipelineSettings: Sendable, Hashable {
     /// The echo tail the adaptive filter covers after bulk-delay alignment, in milliseconds.
     public var filterLengthMilliseconds: Double = 200
+    /// The echo tail it grows to, once, in a room that rings past `filterLengthMilliseconds`
+    /// (`EchoTailEstimator.roomOutlastsFilter`); at most `filterLengthMilliseconds`: it does not grow. A filter this long
+    /// from the start follows a drifting clock or a moved path more slowly in the short rooms most calls are in.
+    public var longRoomFilterLengthMilliseconds: Double = 260
     /// Whether stationary noise is attenuated. Residual echo suppression stays on either way.
     public var isNoiseSuppressionEnabled = true
     /// Maximum noise attenuation in dB (negative).
@@ -54,6 +58,10 @@ public final class EchoPipeline: VoiceProcessor {
     private var tailEstimator: EchoTailEstimator
     private let impulseResponse: UnsafeMutableBufferPointer<Int32>
     private var blocksUntilTailUpdate = 0
+    /// Whether the room rings past the filter (then grown to `longRoomFilterLengthMilliseconds`), and whether the far
+    /// end played since the tail was last fitted.
+    private var longRoom: LongRoomWatch
+    private var isFarEndSinceTailUpdate = false
     /// How often the late tail is refitted to the filter's impulse response (an inverse FFT per filter block).
     private static var tailUpdateSeconds: Double { 0.5 }
     /// The late tail's decay per block and tap energy past the filter (see `EchoTailEstimator`).
@@ -103,6 +111,10 @@ public final class EchoPipeline: VoiceProcessor {
     /// The level at which the loudspeaker was found to saturate, as a fraction of full scale; nil while it is taken
     /// for linear (`EchoCanceller.loudspeakerKneeLevel`). Real-time safe.
     public var loudspeakerKneeLevel: Float? { canceller.loudspeakerKneeLevel }
+    /// The echo tail the linear filter covers now, in milliseconds: `settings.filterLengthMilliseconds`, or
+    /// `longRoomFilterLengthMilliseconds` once the room was found to ring past it (`LongRoomWatch`); whole blocks.
+    /// Real-time safe.
+    public var echoFilterMilliseconds: Double { Double(canceller.filterLengthFrames) * 1000 / Double(sampleRate) }
     /// Times the linear filter was found misadjusted (its error correlated with its own echo estimate, as after
     /// an echo-path change) and started over.
     public private(set) var divergenceResetCount = 0
@@ -118,15 +130,18 @@ public final class EchoPipeline: VoiceProcessor {
         self.settings = settings
         canceller = try EchoCanceller(frameCount: blockFrameCount,
                                       filterLengthMilliseconds: settings.filterLengthMilliseconds,
+                                      longestFilterLengthMilliseconds: max(settings.filterLengthMilliseconds,
+                                                                           settings.longRoomFilterLengthMilliseconds),
                                       sampleRate: sampleRate)
         let applied = DCNotch(radius: DCNotch.speexRadius(sampleRate: sampleRate))
         notch = DCNotch(radius: DCNotch.outputRadius(sampleRate: sampleRate))
         widener = notch.radius == applied.radius ? nil : NotchWidener(applied: applied, wanted: notch)
-        impulseResponse = .allocate(capacity: canceller.impulseResponseFrameCount)
+        impulseResponse = .allocate(capacity: canceller.longestFilterLengthFrames)
         impulseResponse.initialize(repeating: 0)
         tailEstimator = EchoTailEstimator(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
+        longRoom = LongRoomWatch(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
         suppressor = ResidualEchoSuppressor(sampleRate: sampleRate, blockFrameCount: blockFrameCount,
-                                            lateDelayBlocks: canceller.impulseResponseFrameCount / blockFrameCount)
+                                            longestLateDelayBlocks: canceller.longestFilterLengthFrames / blockFrameCount)
         preprocessor = try Preprocessor(frameCount: blockFrameCount, sampleRate: sampleRate)
         preprocessor.isDenoiseEnabled = true
         preprocessor.noiseSuppressionDB = settings.isNoiseSuppressionEnabled ? settings.noiseSuppressionDB : 0
@@ -263,11 +278,18 @@ public final class EchoPipeline: VoiceProcessor {
                        gate: farEndActive ? .echo : .quietReference, bypassed: false)
         if blocksUntilTailUpdate <= 0 {
             blocksUntilTailUpdate = Int(Self.tailUpdateSeconds * Double(sampleRate)) / blockFrameCount
-            canceller.impulseResponse(into: impulseResponse)
-            tailEstimator.update(taps: UnsafeBufferPointer(impulseResponse), scale: canceller.impulseResponseScale)
-            suppressor.setLateTail(energyPastEnd: tailEstimator.energyPastEnd, decayPerBlock: tailEstimator.decayPerBlock)
+            let taps = UnsafeMutableBufferPointer(rebasing: impulseResponse[..<canceller.impulseResponseFrameCount])
+            canceller.impulseResponse(into: taps)
+            tailEstimator.update(taps: UnsafeBufferPointer(taps), scale: canceller.impulseResponseScale)
+            suppressor.setLateTail(energyPastEnd: tailEstimator.energyPastEnd, decayPerBlock: tailEstimator.decayPerBlock,
+                                   delayBlocks: canceller.impulseResponseFrameCount / blockFrameCount)
+            longRoom.observe(decayPerBlock: tailEstimator.fittedDecayPerBlock, tailShare: tailEstimator.fittedTailShare,
+                             isFarEndHeard: isFarEndSinceTailUpdate)
+            isFarEndSinceTailUpdate = false
+            if longRoom.roomOutlastsFilter { canceller.extendToLongestFilter() }
         }
         blocksUntilTailUpdate -= 1
+        isFarEndSinceTailUpdate = isFarEndSinceTailUpdate || farEndActive
         if isNoEchoFound {
             // A filter that found no echo subtracts nothing: what it would take off is the near talker it was pulled
             // to (a headset's, whose voice near the far end's pitch the reference's harmonics partly predict). Its

@@ -22,6 +22,9 @@ public struct EchoTailEstimator {
     /// The slowest decay believed, RT60 of 3 s: taps that decay more slowly are the filter's noise floor,
     /// not a room.
     public let maximumDecayPerBlock: Float
+    /// The last fit, significant or not: the energy fall per block and the tail's whole energy past the filter's end
+    /// over the filter's (0 and 0 while the taps did not decay). `LongRoomWatch` reads them. Real-time safe.
+    public private(set) var fittedDecayPerBlock: Float = 0, fittedTailShare: Float = 0
 
     private static var slowestReverberationSeconds: Double { 3 }
     /// The part of the response fitted: its last blocks, after the direct path and early reflections.
@@ -63,12 +66,16 @@ public struct EchoTailEstimator {
         guard exp(slope) < maximumDecayPerBlock else {
             decayPerBlock = 0
             energyPastEnd = 0
+            fittedDecayPerBlock = 0
+            fittedTailShare = 0
             return
         }
         let decay = exp(slope)
         let pastEnd = exp(intercept + slope * Float(blocks - 1)) * decay
+        fittedDecayPerBlock = decay
+        fittedTailShare = pastEnd / (1 - decay) / max(total, 1e-30)
         // A tail far below the echo the filter models hides under the residual the filter itself leaves.
-        let significant = pastEnd / (1 - decay) > Self.significantTailFraction * total
+        let significant = fittedTailShare > Self.significantTailFraction
         decayPerBlock = significant ? decay : 0
         energyPastEnd = significant ? pastEnd : 0
     }

@@ -122,7 +122,7 @@ public final class ResidualEchoSuppressor {
     private let coherenceSmoothing: Float
     /// Gains applied to the last block, the starting point of this block's recovery.
     private let gains: UnsafeMutablePointer<Float>
-    /// Reference power spectra of the last `lateDelayBlocks` blocks (a ring), and the late tail's recursive sum.
+    /// Reference power spectra of the last `longestLateDelayBlocks` blocks (a ring), and the late tail's recursive sum.
     private let referencePowerHistory: UnsafeMutablePointer<Float>
     private let lateSum: UnsafeMutablePointer<Float>
     /// The reference's power held while it is not aligned, and for half a second after.
@@ -133,7 +133,9 @@ public final class ResidualEchoSuppressor {
     private var farMicrophonePower: Float = 0, farReferencePower: Float = 0
     /// Blocks since the reference became aligned (0 while it is not).
     private var blocksAligned = 0
-    private let lateDelayBlocks: Int
+    private let longestLateDelayBlocks: Int
+    /// Where the late tail starts: the linear filter's length in blocks now (`setLateTail`).
+    private var lateDelayBlocks: Int
     private var lateHistoryIndex = 0
     private var lateEnergy: Float = 0
     private var lateDecay: Float = 0
@@ -187,10 +189,10 @@ public final class ResidualEchoSuppressor {
     private static var ownErrorCorrelation: Float { 0.5 }
 
     /// `sampleRate`: frames per second (8000 ... 48000). `blockFrameCount`: frames per block (e.g. 10 ms).
-    /// `lateDelayBlocks`: the linear filter's length in blocks, where the late tail starts (at least one; the tail
-    /// stays off until `setLateTail` gives it energy).
+    /// `longestLateDelayBlocks`: the longest the linear filter grows to, in blocks: the furthest the late tail can
+    /// start (at least one; the tail stays off until `setLateTail` gives it energy).
     /// Not real-time safe.
-    public init(sampleRate: Int, blockFrameCount: Int, lateDelayBlocks: Int = 0) {
+    public init(sampleRate: Int, blockFrameCount: Int, longestLateDelayBlocks: Int = 0) {
         precondition(sampleRate > 0 && blockFrameCount > 1, "ResidualEchoSuppressor sizes must be positive")
         self.sampleRate = sampleRate
         self.blockFrameCount = blockFrameCount
@@ -239,8 +241,9 @@ public final class ResidualEchoSuppressor {
         smoothedOutputPower = filled(laneBinCount, 0)
         coherenceSmoothing = Float(exp(-Double(blockFrameCount) / (Self.coherenceSeconds * Double(sampleRate))))
         gains = filled(laneBinCount, 1)
-        self.lateDelayBlocks = max(1, lateDelayBlocks)
-        referencePowerHistory = filled(self.lateDelayBlocks * laneBinCount, 0)
+        self.longestLateDelayBlocks = max(1, longestLateDelayBlocks)
+        lateDelayBlocks = self.longestLateDelayBlocks
+        referencePowerHistory = filled(self.longestLateDelayBlocks * laneBinCount, 0)
         noise = filled(laneBinCount, 0)
         lateSum = filled(laneBinCount, 0)
         hold = UnalignedReferenceHold(laneBinCount: laneBinCount,
@@ -276,18 +279,21 @@ public final class ResidualEchoSuppressor {
         // Reference and echo estimate: power spectra with a reverberant tail. Every per-bin loop runs on four
         // bins at a time (`laneBinCount`), with the scalar code's operations in the same order.
         analyse(x, history: referenceHistory, real: spareReal, imaginary: spareImaginary)
-        let delayed = referencePowerHistory + lateHistoryIndex * laneBinCount
-        lateHistoryIndex = (lateHistoryIndex + 1) % lateDelayBlocks
+        // The ring's slot `lateHistoryIndex` takes this block's reference power; `lateDelayBlocks` back is the one
+        // the late tail starts from.
+        let newest = referencePowerHistory + lateHistoryIndex * laneBinCount
+        let delayed = referencePowerHistory
+            + (lateHistoryIndex + longestLateDelayBlocks - lateDelayBlocks) % longestLateDelayBlocks * laneBinCount
+        lateHistoryIndex = (lateHistoryIndex + 1) % longestLateDelayBlocks
         let decay = BinLanes(repeating: tailDecay), lateDecayLanes = BinLanes(repeating: lateDecay)
         for k in stride(from: 0, to: laneBinCount, by: 4) {
             let re = lanes(spareReal, k), im = lanes(spareImaginary, k)
             let p = re * re + im * im
             store(maximum(p, decay * lanes(referenceTail, k)), referenceTail, k)
             store(lateDecayLanes * lanes(lateSum, k) + lanes(delayed, k), lateSum, k)
-            store(p, delayed, k)
+            store(p, newest, k)
         }
-        // The ring's newest slot now holds this block's reference power.
-        if holdsReference { hold.add(power: delayed) }
+        if holdsReference { hold.add(power: newest) }
         analyse(y, history: estimateHistory, real: spareReal, imaginary: spareImaginary)
         var estimateSums = BinLanes()
         for k in stride(from: 0, to: laneBinCount, by: 4) {
@@ -458,10 +464,12 @@ public final class ResidualEchoSuppressor {
     public func forgetNearEnd() { detector.reset() }
 
     /// The late tail past the linear filter: tap energy of the first block beyond it and the energy fall per block
-    /// (`EchoTailEstimator`'s figures); zero energy turns it off. Real-time safe.
-    public func setLateTail(energyPastEnd: Float, decayPerBlock: Float) {
+    /// (`EchoTailEstimator`'s figures), and the filter's length in blocks, where the tail starts (1 to
+    /// `longestLateDelayBlocks`); zero energy turns it off. Real-time safe.
+    public func setLateTail(energyPastEnd: Float, decayPerBlock: Float, delayBlocks: Int) {
         lateEnergy = energyPastEnd.isFinite ? max(0, energyPastEnd) : 0
         lateDecay = decayPerBlock.isFinite ? min(max(decayPerBlock, 0), 0.999) : 0
+        lateDelayBlocks = min(max(delayBlocks, 1), longestLateDelayBlocks)
     }
 
     /// Shifts `block` into the two-block `history` and transforms the windowed history.

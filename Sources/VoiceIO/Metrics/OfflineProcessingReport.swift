@@ -19,6 +19,8 @@ public struct OfflineProcessingReport: Sendable, Hashable, Codable {
     public var doubleTalkFraction: Double
     public var realignments: Int
     public var divergenceResets: Int
+    /// The echo tail the linear filter covered at the end, in milliseconds (grown in a room that rings past it).
+    public var echoFilterMilliseconds: Double
     /// Whether the echo canceller had found no echo to cancel at the end (`OfflineVoiceProcessor.isNoEchoFound`).
     public var noEchoFound: Bool
     /// The level at which the loudspeaker was found to saturate, in dBFS (absent: taken for linear).
@@ -31,6 +33,7 @@ public struct OfflineProcessingReport: Sendable, Hashable, Codable {
         case voiceRate = "voice_rate", deviceRate = "device_rate", frames, bypass, agc, ns, erleDB = "erle_db", erle
         case delayMilliseconds = "delay_ms", delayEstimated = "delay_estimated", driftPPM = "drift_ppm"
         case doubleTalkFraction = "double_talk_fraction", realignments, divergenceResets = "divergence_resets"
+        case echoFilterMilliseconds = "echo_filter_ms"
         case noEchoFound = "no_echo_found"
         case loudspeakerKneeDBFS = "loudspeaker_knee_dbfs", cpuSeconds = "cpu_seconds", trace
     }
@@ -51,6 +54,7 @@ public struct OfflineProcessingReport: Sendable, Hashable, Codable {
         doubleTalkFraction = processor.doubleTalkFraction
         realignments = processor.realignmentCount
         divergenceResets = processor.divergenceResetCount
+        echoFilterMilliseconds = processor.echoFilterMilliseconds
         noEchoFound = processor.isNoEchoFound
         loudspeakerKneeDBFS = processor.loudspeakerKneeDBFS
         self.cpuSeconds = cpuSeconds

@@ -67,6 +67,9 @@ public final class OfflineVoiceProcessor {
     public var loudspeakerKneeDBFS: Double? {
         chain.pipeline.loudspeakerKneeLevel.map { 20 * log10(Double($0)) }
     }
+    /// The echo tail the linear filter covered at the end of the last run, in milliseconds: longer than it started
+    /// when the room rang past it (`EchoPipeline.echoFilterMilliseconds`).
+    public var echoFilterMilliseconds: Double { chain.pipeline.echoFilterMilliseconds }
     /// Times the linear filter was found misadjusted (echo-path change) and started over.
     public var divergenceResetCount: Int { chain.pipeline.divergenceResetCount }
     /// Whether the echo canceller found no echo to cancel (`EchoPipeline.isNoEchoFound`): a headset's microphone.

@@ -1,0 +1,71 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Tells when the room rings past the linear filter by enough that a longer filter would cancel more: a hall whose
+/// echo a 200 ms filter leaves at −20 to −24 dB, which caps the echo taken off in double talk, where the suppressor
+/// must go gently (our public hall q03: 0.898 STOI).
+///
+/// It reads the `EchoTailEstimator`'s fits of the filter's impulse response. A long room gives a tail past the
+/// filter's end of at least −26 dB of the filter's energy (`tailShare`), decaying as a reverberation of 0.44 to
+/// 0.68 s, and the same fit, within 2 dB and 0.2 dB per block, over `steadyFitCount` fits made while the far end
+/// played. What else looks like a tail does not hold still: a filter converging again after the path moved, or the
+/// misadjustment of a filter under a drifting clock, reads −8 to −27 dB decaying as 0.6 to 3 s, wandering by 3 to
+/// 10 dB from one fit to the next (our moved-path and drift scenes); a frozen filter (no far end) repeats its last fit,
+/// which does not count. Rooms of 0.12 to 0.35 s leave −29 to −45 dB under a 200 ms filter.
+///
+/// Real-time safe throughout.
+public struct LongRoomWatch {
+    /// Whether the room was found to ring past the filter. It stays found.
+    public private(set) var roomOutlastsFilter = false
+    private let fastestDecayPerBlock: Float, slowestDecayPerBlock: Float
+    private var steadyFits = 0
+    private var lowestTailDecibels: Float = 0, highestTailDecibels: Float = 0
+    private var lowestDecayDecibels: Float = 0, highestDecayDecibels: Float = 0
+
+    /// The tail past the filter a longer filter is for: −26 dB of the filter's energy.
+    private static var tailShare: Float { 0.0025 }
+    private static var reverberationSeconds: ClosedRange<Double> { 0.44...0.68 }
+    /// Fits in a row that must agree (half a second apart in `EchoPipeline`: 3 s).
+    private static var steadyFitCount: Int { 6 }
+    /// How far the fits in a steady run may spread: the tail's share in dB, the decay in dB per block.
+    private static var tailSpreadDecibels: Float { 2 }
+    private static var decaySpreadDecibels: Float { 0.2 }
+
+    /// `blockFrameCount`: the blocks the estimator's decay is per.
+    public init(sampleRate: Int, blockFrameCount: Int) {
+        func decay(_ seconds: Double) -> Float {
+            Float(exp(-13.8 * Double(blockFrameCount) / (seconds * Double(sampleRate))))
+        }
+        fastestDecayPerBlock = decay(Self.reverberationSeconds.lowerBound)
+        slowestDecayPerBlock = decay(Self.reverberationSeconds.upperBound)
+    }
+
+    /// One fit of the estimator (`EchoTailEstimator.fittedDecayPerBlock`, `fittedTailShare`); `isFarEndHeard`: the
+    /// far end played since the last fit (the filter learned).
+    public mutating func observe(decayPerBlock: Float, tailShare: Float, isFarEndHeard: Bool) {
+        guard !roomOutlastsFilter, isFarEndHeard else { return }
+        guard decayPerBlock >= fastestDecayPerBlock, decayPerBlock <= slowestDecayPerBlock,
+              tailShare >= Self.tailShare else {
+            steadyFits = 0
+            return
+        }
+        let tail = 10 * log10(tailShare), decay = 10 * log10(decayPerBlock)
+        if steadyFits == 0 {
+            lowestTailDecibels = tail; highestTailDecibels = tail
+            lowestDecayDecibels = decay; highestDecayDecibels = decay
+        }
+        lowestTailDecibels = min(lowestTailDecibels, tail); highestTailDecibels = max(highestTailDecibels, tail)
+        lowestDecayDecibels = min(lowestDecayDecibels, decay); highestDecayDecibels = max(highestDecayDecibels, decay)
+        if highestTailDecibels - lowestTailDecibels > Self.tailSpreadDecibels
+            || highestDecayDecibels - lowestDecayDecibels > Self.decaySpreadDecibels {
+            // The run starts over from this fit.
+            steadyFits = 1
+            lowestTailDecibels = tail; highestTailDecibels = tail
+            lowestDecayDecibels = decay; highestDecayDecibels = decay
+        } else {
+            steadyFits += 1
+        }
+        roomOutlastsFilter = steadyFits >= Self.steadyFitCount
+    }
+}
