@@ -103,6 +103,12 @@ final class BlockAdaptiveFilter {
     /// The last block's leaked echo over its error energy (`MDFLearningRate.leakedEchoToErrorRatio`). Real-time safe.
     var leakedEchoToErrorRatio: Float { rate.leakedEchoToErrorRatio }
 
+    /// Whether a near talker is heard (`EchoCanceller.isNearTalkerHeard`): the adapted filter (not the shadow) then
+    /// learns at `nearTalkerStepShare` of its step. Real-time safe; set it before `process`.
+    var isNearTalkerHeard = false
+    /// The share of its step the adapted filter takes while a near talker is heard (`EchoCanceller.isNearTalkerHeard`).
+    var nearTalkerStepShare: Float = 1
+
     /// Whether the adapted learning rate keeps a floor at the start-up rate (`MDFLearningRate.keepsStartupStep`): set
     /// it while the far end plays alone for sure. Real-time safe; set it before `process`.
     var keepsStartupStep: Bool {
@@ -339,7 +345,8 @@ final class BlockAdaptiveFilter {
         }
         let shadowErrorEnergy = runShadow()
         if rate.isAdapted { adjustPartitionWeights() }
-        adapt(background, partitionWeight: partitionWeight, stepPerBin: rate.stepPerBin, error: errorSpectrum)
+        adapt(background, partitionWeight: partitionWeight, stepPerBin: rate.stepPerBin,
+              stepShare: isNearTalkerHeard ? nearTalkerStepShare : 1, error: errorSpectrum)
         constrainDuePartitions(background)
 
         // Background output.
@@ -433,7 +440,8 @@ final class BlockAdaptiveFilter {
     /// Returns its error energy.
     private func runShadow() -> Float {
         for k in 0..<laneBinCount { shadowStepPerBin[k] = 1 / (rate.referencePower[k] + 10) }
-        adapt(shadow, partitionWeight: shadowPartitionWeight, stepPerBin: shadowStepPerBin, error: shadowErrorSpectrum)
+        adapt(shadow, partitionWeight: shadowPartitionWeight, stepPerBin: shadowStepPerBin, stepShare: 1,
+              error: shadowErrorSpectrum)
         constrainDuePartitions(shadow)
         filter(shadow, echo: shadowEcho)
         var energy: Float = 0
@@ -486,14 +494,14 @@ final class BlockAdaptiveFilter {
     /// Whether the far end plays: the pre-emphasised reference's energy over the two-block window.
     private func farEndPlays(referenceEnergy: Float) -> Bool { referenceEnergy > Float(2 * frameCount) * 1000 }
 
-    /// W_j += μ_k · p_j · conj(X(age j + 1)) · E for every partition: last block's error against the reference
+    /// W_j += s · μ_k · p_j · conj(X(age j + 1)) · E for every partition (s: `stepShare`): last block's error against the reference
     /// spectra it was filtered from.
     private func adapt(_ weights: UnsafeMutablePointer<Float>, partitionWeight: UnsafeMutablePointer<Float>,
-                       stepPerBin: UnsafeMutablePointer<Float>, error: UnsafeMutablePointer<Float>) {
+                       stepPerBin: UnsafeMutablePointer<Float>, stepShare: Float, error: UnsafeMutablePointer<Float>) {
         let imaginary = laneBinCount
         for j in 0..<partitionCount {
             let x = referenceSpectrum(age: j &+ 1), w = spectrum(weights, j)
-            let weight = SpectrumLanes(repeating: partitionWeight[j])
+            let weight = SpectrumLanes(repeating: partitionWeight[j] * stepShare)
             var k = 0
             while k < laneBinCount {
                 let xr = SpectrumLanes(loading: x + k), xi = SpectrumLanes(loading: x + (imaginary &+ k))

@@ -81,6 +81,22 @@ public final class EchoCanceller {
         set { filter.keepsStartupStep = newValue }
     }
 
+    /// Whether a near talker is heard over the far end: the filter then takes `nearTalkerStepShare` of its step, so
+    /// that the talker pulls it less. Leave it false for a block that may be echo of a path that moved, which the
+    /// filter must learn at its full step. Real-time safe; set it before `process`.
+    public var isNearTalkerHeard: Bool {
+        get { filter.isNearTalkerHeard }
+        set { filter.isNearTalkerHeard = newValue }
+    }
+
+    /// The share of its step the filter takes while `isNearTalkerHeard` (1: the whole step, as by default). The
+    /// learning rate's leak estimate slows it in double talk, not enough: a talker pulls the filter (the public hall
+    /// q03: the linear filter's echo 22.7 dB down before the double talk, 12-15 dB down in it). Real-time safe.
+    public var nearTalkerStepShare: Float {
+        get { filter.nearTalkerStepShare }
+        set { filter.nearTalkerStepShare = min(max(newValue, 0), 1) }
+    }
+
     /// The last block's echo the adapting filter leaks over its error's energy, from the learning rate's leak
     /// estimate: well above 1 when the error is echo the filter has not learned, near 0 when a near talker holds it
     /// (`MDFLearningRate.leakedEchoToErrorRatio`). Real-time safe.
