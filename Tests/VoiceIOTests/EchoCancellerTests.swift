@@ -186,6 +186,13 @@ import VoiceIOSimulation
         #expect(throws: SpeexError.self) {
             try EchoCanceller(frameCount: 160, filterLengthMilliseconds: 200, longestFilterLengthMilliseconds: .infinity, sampleRate: 16000)
         }
+        let badSettings: [(share: Float, longRoom: Double)] = [(1.5, 260), (.nan, 260), (0.7, .nan), (0.7, 20_000)]
+        for (share, longRoom) in badSettings {
+            var pipelineSettings = EchoPipelineSettings()
+            pipelineSettings.nearTalkerStepShare = share
+            pipelineSettings.longRoomFilterLengthMilliseconds = longRoom
+            #expect(throws: SpeexError.self) { try EchoPipeline(sampleRate: 16000, blockFrameCount: 160, settings: pipelineSettings) }
+        }
         let text = String(describing: SpeexError.invalidArgument("frame count 0 must be positive"))
         #expect(text == "speexdsp: invalid argument: frame count 0 must be positive")
     }

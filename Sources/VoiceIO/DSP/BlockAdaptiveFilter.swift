@@ -494,8 +494,8 @@ final class BlockAdaptiveFilter {
     /// Whether the far end plays: the pre-emphasised reference's energy over the two-block window.
     private func farEndPlays(referenceEnergy: Float) -> Bool { referenceEnergy > Float(2 * frameCount) * 1000 }
 
-    /// W_j += s · μ_k · p_j · conj(X(age j + 1)) · E for every partition (s: `stepShare`): last block's error against the reference
-    /// spectra it was filtered from.
+    /// W_j += s · μ_k · p_j · conj(X(age j + 1)) · E for every partition (s: `stepShare`): last block's error against
+    /// the reference spectra it was filtered from.
     private func adapt(_ weights: UnsafeMutablePointer<Float>, partitionWeight: UnsafeMutablePointer<Float>,
                        stepPerBin: UnsafeMutablePointer<Float>, stepShare: Float, error: UnsafeMutablePointer<Float>) {
         let imaginary = laneBinCount
