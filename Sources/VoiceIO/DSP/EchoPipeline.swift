@@ -12,9 +12,9 @@ public struct EchoPipelineSettings: Sendable, Hashable {
     /// talker (`EchoCanceller.nearTalkerStepShare`), 0 to 1; 1: the whole step. At 0.6 over the 87 scenes of our sets
     /// the near talker's PESQ in double talk rose by 0.15 (median) and no talker lost more than 1.8 dB (2.3 before),
     /// while after a path moved in double talk the echo was cancelled 16 dB less in one of the 14 dt-change scenes
-    /// (t01: 34 dB), 6 dB less in another (t10: 32 dB), 1 dB less in three and 1-6 dB more in four; at 0.7 PESQ rose by 0.12 and one
-    /// talker lost 2.0 dB; at 0.5 the echo after the double talk fell to 12 dB in t14; with the start-up rate taken
-    /// whole, a talker under a moved path lost 2.6 dB (t09).
+    /// (t01: 34 dB), 6 dB less in another (t10: 32 dB), 1 dB less in three and 1-6 dB more in four; at 0.7 PESQ rose
+    /// by 0.12 and one talker lost 2.0 dB; at 0.5 the echo after the double talk fell to 12 dB in t14; with the
+    /// start-up rate taken whole, a talker under a moved path lost 2.6 dB (t09).
     public var nearTalkerStepShare: Float = 0.6
     /// Whether stationary noise is attenuated. Residual echo suppression stays on either way.
     public var isNoiseSuppressionEnabled = true
