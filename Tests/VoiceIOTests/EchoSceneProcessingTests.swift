@@ -9,8 +9,9 @@ struct EchoSceneProcessingTests {
     static let rate = 16000
     static let fixture = EchoSceneFixture(sampleRate: rate)
 
-    static func process(microphone: [Float], far: [Float]) throws -> (output: [Float], processor: OfflineVoiceProcessor) {
-        let processor = try OfflineVoiceProcessor(deviceRate: rate, voiceRate: rate)
+    static func process(microphone: [Float], far: [Float], settings: EchoPipelineSettings = .init()) throws
+        -> (output: [Float], processor: OfflineVoiceProcessor) {
+        let processor = try OfflineVoiceProcessor(deviceRate: rate, voiceRate: rate, settings: settings)
         processor.enableAGC = false
         return (processor.process(microphone: microphone, loudspeaker: far), processor)
     }

@@ -70,9 +70,8 @@ import Testing
         func run(microphone: [Float], longRoomMilliseconds: Double) throws -> (output: [Float], filterMilliseconds: Double) {
             var settings = EchoPipelineSettings()
             settings.longRoomFilterLengthMilliseconds = longRoomMilliseconds
-            let processor = try OfflineVoiceProcessor(deviceRate: Self.rate, voiceRate: Self.rate, settings: settings)
-            processor.enableAGC = false
-            return (processor.process(microphone: microphone, loudspeaker: far), processor.echoFilterMilliseconds)
+            let (output, processor) = try Scene.process(microphone: microphone, far: far, settings: settings)
+            return (output, processor.echoFilterMilliseconds)
         }
         let grown = try run(microphone: microphone, longRoomMilliseconds: 260)
         let held = try run(microphone: microphone, longRoomMilliseconds: 200)

@@ -8,19 +8,15 @@ import VoiceIO
     static let rate = 16000
     static let block = 160
 
-    /// The estimator's decay per block for a reverberation of `seconds` (60 dB).
-    static func decay(reverberationSeconds seconds: Double) -> Float {
-        Float(exp(-13.8 * Double(block) / (seconds * Double(rate))))
-    }
-
     static func share(decibels: Float) -> Float { pow(10, decibels / 10) }
 
     /// Feeds `fits` (reverberation in s, tail in dB) and returns after how many the room was found (nil: never).
     static func fitsUntilFound(_ fits: [(seconds: Double, tailDecibels: Float)], farEndHeard: Bool = true) -> Int? {
         var watch = LongRoomWatch(sampleRate: rate, blockFrameCount: block)
         for (index, fit) in fits.enumerated() {
-            watch.observe(decayPerBlock: decay(reverberationSeconds: fit.seconds), tailShare: share(decibels: fit.tailDecibels),
-                          isFarEndHeard: farEndHeard)
+            let decay = EchoTailEstimator.decayPerBlock(reverberationSeconds: fit.seconds, sampleRate: rate,
+                                                        blockFrameCount: block)
+            watch.observe(decayPerBlock: decay, tailShare: share(decibels: fit.tailDecibels), isFarEndHeard: farEndHeard)
             if watch.roomOutlastsFilter { return index + 1 }
         }
         return nil

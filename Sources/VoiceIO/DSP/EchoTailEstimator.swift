@@ -34,9 +34,14 @@ public struct EchoTailEstimator {
 
     public init(sampleRate: Int, blockFrameCount: Int) {
         self.blockFrameCount = blockFrameCount
-        // Energy falls by 60 dB (a factor e^13.8) in one RT60.
-        maximumDecayPerBlock = Float(exp(-13.8 * Double(blockFrameCount)
-                                         / (Self.slowestReverberationSeconds * Double(sampleRate))))
+        maximumDecayPerBlock = Self.decayPerBlock(reverberationSeconds: Self.slowestReverberationSeconds,
+                                                  sampleRate: sampleRate, blockFrameCount: blockFrameCount)
+    }
+
+    /// The energy fall per block of `blockFrameCount` frames in a room whose reverberation lasts `reverberationSeconds`
+    /// (RT60: energy falls by 60 dB, a factor e^13.8). Real-time safe.
+    public static func decayPerBlock(reverberationSeconds: Double, sampleRate: Int, blockFrameCount: Int) -> Float {
+        Float(exp(-13.8 * Double(blockFrameCount) / (reverberationSeconds * Double(sampleRate))))
     }
 
     /// Fits the decay to `taps`, an impulse response of a whole number of blocks multiplied by `scale`, as

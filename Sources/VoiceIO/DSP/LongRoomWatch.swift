@@ -35,7 +35,8 @@ public struct LongRoomWatch {
     /// `blockFrameCount`: the blocks the estimator's decay is per.
     public init(sampleRate: Int, blockFrameCount: Int) {
         func decay(_ seconds: Double) -> Float {
-            Float(exp(-13.8 * Double(blockFrameCount) / (seconds * Double(sampleRate))))
+            EchoTailEstimator.decayPerBlock(reverberationSeconds: seconds, sampleRate: sampleRate,
+                                            blockFrameCount: blockFrameCount)
         }
         fastestDecayPerBlock = decay(Self.reverberationSeconds.lowerBound)
         slowestDecayPerBlock = decay(Self.reverberationSeconds.upperBound)
@@ -51,21 +52,19 @@ public struct LongRoomWatch {
             return
         }
         let tail = 10 * log10(tailShare), decay = 10 * log10(decayPerBlock)
+        if steadyFits > 0 {
+            lowestTailDecibels = min(lowestTailDecibels, tail); highestTailDecibels = max(highestTailDecibels, tail)
+            lowestDecayDecibels = min(lowestDecayDecibels, decay); highestDecayDecibels = max(highestDecayDecibels, decay)
+            let spread = highestTailDecibels - lowestTailDecibels > Self.tailSpreadDecibels
+                || highestDecayDecibels - lowestDecayDecibels > Self.decaySpreadDecibels
+            // Too spread: the run starts over from this fit.
+            if spread { steadyFits = 0 }
+        }
         if steadyFits == 0 {
-            lowestTailDecibels = tail; highestTailDecibels = tail
-            lowestDecayDecibels = decay; highestDecayDecibels = decay
+            (lowestTailDecibels, highestTailDecibels) = (tail, tail)
+            (lowestDecayDecibels, highestDecayDecibels) = (decay, decay)
         }
-        lowestTailDecibels = min(lowestTailDecibels, tail); highestTailDecibels = max(highestTailDecibels, tail)
-        lowestDecayDecibels = min(lowestDecayDecibels, decay); highestDecayDecibels = max(highestDecayDecibels, decay)
-        if highestTailDecibels - lowestTailDecibels > Self.tailSpreadDecibels
-            || highestDecayDecibels - lowestDecayDecibels > Self.decaySpreadDecibels {
-            // The run starts over from this fit.
-            steadyFits = 1
-            lowestTailDecibels = tail; highestTailDecibels = tail
-            lowestDecayDecibels = decay; highestDecayDecibels = decay
-        } else {
-            steadyFits += 1
-        }
+        steadyFits += 1
         roomOutlastsFilter = steadyFits >= Self.steadyFitCount
     }
 }
