@@ -29,6 +29,8 @@ public final class EchoAligner {
     private let leadFrames: Double
     private let slackFrames: Double
     private var lastSearch = 0
+    /// The estimator's search the drift last saw.
+    private var lastDriftSearch = 0
     /// The drift being compensated: the estimator's latest, kept while it relearns after an echo-path change
     /// (the clocks did not change with the room).
     private var compensatedPPM: Double?
@@ -62,7 +64,12 @@ public final class EchoAligner {
     public func observe(microphone: UnsafeBufferPointer<Float>, reference: UnsafeBufferPointer<Float>) {
         let count = min(microphone.count, reference.count)
         estimator.process(reference: reference, microphone: microphone)
-        drift.process(delayFrames: estimator.fineDelayFrames, confidence: estimator.confidence,
+        // The estimator searches only while the far end plays; in a pause it keeps its last estimate, which taken
+        // as fresh points would draw a flat stretch into the drift's line (a 4 s pause: 200 ppm read as 157, and
+        // the echo slid under the filter by a sample and a half by the time the far end came back).
+        let isFresh = estimator.searchCount != lastDriftSearch
+        lastDriftSearch = estimator.searchCount
+        drift.process(delayFrames: isFresh ? estimator.fineDelayFrames : nil, confidence: estimator.confidence,
                       atFrame: estimator.processedFrameCount)
         compensatedPPM = drift.driftPPM ?? compensatedPPM
         if let ppm = compensatedPPM {
