@@ -55,4 +55,38 @@ import Testing
         }
         #expect(abs(try #require(found) - -50) < 15, "found \(found ?? .nan) ppm for -50")
     }
+
+    /// A path that moved by a millisecond (under the 2 ms of a jump) is a step, not drift: drawn into the line it bent
+    /// the line by 60-110 ppm in our dt-change scenes. Clocks 100 ppm apart, the arrival 1 ms later from 15 s.
+    @Test func aSmallStepIsAPathChange() throws {
+        let drift = DriftEstimator(sampleRate: 1000)
+        var worst = 0.0
+        for ms in stride(from: 0, to: 30_000, by: 10) {
+            let jitter = 0.02 * sin(Double(ms) * 0.0137)
+            let delay = 100.0 - 1e-4 * Double(ms) + jitter + (ms >= 15_000 ? 1 : 0)
+            drift.process(delayFrames: delay, confidence: 1, atFrame: ms)
+            if ms >= 3_000, let found = drift.driftPPM { worst = max(worst, abs(found - 100)) }
+        }
+        #expect(worst < 15, "drift off by \(worst) ppm")
+        #expect(abs(try #require(drift.driftPPM) - 100) < 5)
+    }
+
+    /// After a jump (a moved path) the arrival wanders between reflections for a few seconds; the drift known from
+    /// a long line stays until the new line spans as long (nil meanwhile: the aligner keeps compensating the old).
+    /// Here the new arrival creeps 0.3 ms over its first second (300 ppm the wrong way) before it settles: a new line
+    /// published after its first 2 s read that creep.
+    @Test func aMovedPathKeepsTheKnownDrift() throws {
+        let drift = DriftEstimator(sampleRate: 1000)
+        var published: [Double] = [], kept: Double?
+        for ms in stride(from: 0, to: 24_000, by: 10) {
+            var delay = 100.0 - 1e-4 * Double(ms)
+            if ms >= 12_000 { delay += 5 + 0.3 * min(Double(ms - 12_000), 1_000) / 1000 }
+            drift.process(delayFrames: delay, confidence: 1, atFrame: ms)
+            if ms < 12_000 { kept = drift.driftPPM }
+            if ms >= 12_000, let found = drift.driftPPM { published.append(found) }
+        }
+        #expect(abs(try #require(kept) - 100) < 5)
+        #expect(published.allSatisfy { abs($0 - 100) < 30 }, "published \(published.map { Int($0) }) after the move")
+        #expect(drift.driftPPM != nil, "the new line never took over")
+    }
 }

@@ -8,7 +8,9 @@ import Glibc
 /// Feed it the sub-frame delay estimate (`DelayEstimator.fineDelayFrames`) once per block. Every quarter
 /// second a confident estimate becomes a point of a weighted least-squares line, delay against time, whose
 /// older points fade with a time constant of `memorySeconds`; the slope is the drift. A point more than
-/// 2 ms off the line is an echo-path change, not drift: the line starts again from it.
+/// 2 ms off the line, or two in a row more than 0.8 ms off on the same side, are an echo-path change, not drift: the
+/// line starts again from there (a single point that far off is left out). After a change the drift of a line that
+/// had spanned 6 s stays unpublished until the new line spans as long (the clocks did not change with the room).
 ///
 /// Sign: a positive `driftPPM` means the loudspeaker's clock runs faster than the microphone's by that many
 /// parts per million, so the echo delay shrinks by ppm·10⁻⁶ seconds per second; to stay aligned the reference
@@ -28,8 +30,16 @@ public final class DriftEstimator {
     private static var pointIntervalSeconds: Double { 0.25 }
     private static var minimumConfidence: Float { 0.3 }
     private static var minimumSpanSeconds: Double { 2.0 }
+    /// The span a line started after an echo-path change needs before it replaces the drift known before the change
+    /// (the clocks did not change with the room; the aligner compensates the old drift meanwhile). The arrival of a
+    /// moved path wanders between reflections of similar strength for seconds: a young line through it read -110
+    /// ppm for clocks that agree (our dt-change scene t05).
+    private static var relearnSpanSeconds: Double { 6 }
     private static var maximumUncertaintyPPM: Double { 25.0 }
     private static var jumpSeconds: Double { 0.002 }
+    /// Off the line by more than this for `stepPoints` points in a row, on the same side: a step (a moved path).
+    private static var stepSeconds: Double { 0.0008 }
+    private static var stepPoints: Int { 2 }
     /// Largest change between consecutive points of a line not yet trusted that is still drift: 0.25 s at
     /// 1000 ppm moves the delay by 0.25 ms. A bigger step while the line is young is the delay estimator's first
     /// lock settling on a neighbouring arrival (about a millisecond away, under `jumpSeconds`); a line through
@@ -41,7 +51,11 @@ public final class DriftEstimator {
     private var firstSeconds = 0.0
     private var weight = 0.0, sumT = 0.0, sumD = 0.0, sumTT = 0.0, sumTD = 0.0, sumDD = 0.0
     private var pointCount = 0
+    /// The span the line needs before its drift is published.
+    private var requiredSpanSeconds = minimumSpanSeconds
     private var lastDelaySeconds = 0.0
+    /// Points in a row off the line by more than `stepSeconds`, and the side of the last (0: on the line).
+    private var offLinePoints = 0, lastOffLineSign = 0
 
     /// `sampleRate`: frames per second of `atFrame` and the delays. `memorySeconds`: how long the line
     /// remembers (longer is steadier, shorter follows changes of drift faster).
@@ -51,7 +65,8 @@ public final class DriftEstimator {
         self.memorySeconds = memorySeconds
     }
 
-    /// One observation: the current delay estimate in frames (nil if none), its confidence, and the frame
+    /// One observation: the current delay estimate in frames (nil if none, or if it is not new since the last
+    /// call: an estimate repeated through a far-end pause is no point of the line), its confidence, and the frame
     /// time it belongs to. Call once per block. Real-time safe.
     public func process(delayFrames: Double?, confidence: Float, atFrame frame: Int) {
         let interval = Int(Self.pointIntervalSeconds * Double(sampleRate))
@@ -64,11 +79,24 @@ public final class DriftEstimator {
         let d = delayFrames / rate
         let settled = driftPPM == nil && pointCount > 0 && abs(d - lastDelaySeconds) > Self.settlingStepSeconds
         lastDelaySeconds = d
-        if settled || pointCount >= 4 && predictedDelaySeconds(at: t).map({ abs(d - $0) > Self.jumpSeconds }) == true {
+        let deviation = pointCount >= 4 ? predictedDelaySeconds(at: t).map { d - $0 } : nil
+        let isJump = deviation.map { abs($0) > Self.jumpSeconds } == true
+        // A smaller step that stays is a path change too (a path moved by a millisecond or two); drawn into the line
+        // it bent the line to -60 ppm (t03, a 1 ms step) or -110 ppm (t14, 1.8 ms) for clocks that agree. A single
+        // point that far off is held out of the line.
+        let offLineSign = deviation.map { abs($0) > Self.stepSeconds ? ($0 > 0 ? 1 : -1) : 0 } ?? 0
+        offLinePoints = offLineSign == 0 ? 0 : offLineSign == lastOffLineSign ? offLinePoints + 1 : 1
+        lastOffLineSign = offLineSign
+        if settled || isJump || offLinePoints >= Self.stepPoints {
+            // A drift from a line that spanned the relearning span itself (or one still kept) stays until the new
+            // line spans it too.
+            let isEstablished = driftPPM != nil && t - firstSeconds >= Self.relearnSpanSeconds
+            let isRelearning = driftPPM == nil && requiredSpanSeconds == Self.relearnSpanSeconds
+            requiredSpanSeconds = isEstablished || isRelearning ? Self.relearnSpanSeconds : Self.minimumSpanSeconds
             restart()
             originSeconds = Double(frame) / rate
             addPoint(t: 0, d: d, decay: 1)
-        } else {
+        } else if offLineSign == 0 {
             addPoint(t: t, d: d, decay: exp(-Self.pointIntervalSeconds / memorySeconds))
         }
         updateEstimate(latestSeconds: t)
@@ -77,6 +105,7 @@ public final class DriftEstimator {
     /// Forgets everything, e.g. after the delay line was moved by hand. Real-time safe.
     public func reset() {
         restart()
+        requiredSpanSeconds = Self.minimumSpanSeconds
         originSeconds = nil
         lastPointFrame = Int.min / 2
     }
@@ -84,6 +113,7 @@ public final class DriftEstimator {
     private func restart() {
         weight = 0; sumT = 0; sumD = 0; sumTT = 0; sumTD = 0; sumDD = 0
         pointCount = 0
+        offLinePoints = 0; lastOffLineSign = 0
         driftPPM = nil
     }
 
@@ -113,7 +143,7 @@ public final class DriftEstimator {
     }
 
     private func updateEstimate(latestSeconds: Double) {
-        guard latestSeconds - firstSeconds >= Self.minimumSpanSeconds, pointCount >= 8, let line else {
+        guard latestSeconds - firstSeconds >= requiredSpanSeconds, pointCount >= 8, let line else {
             driftPPM = nil
             return
         }
