@@ -89,4 +89,20 @@ import Testing
         #expect(published.allSatisfy { abs($0 - 100) < 30 }, "published \(published.map { Int($0) }) after the move")
         #expect(drift.driftPPM != nil, "the new line never took over")
     }
+
+    /// The arrival hops 1.2 ms to another reflection for 1.5 s and back (two arrivals of about the same strength): the
+    /// line from before the hop is taken up again once the arrival is back on it, and its drift stays published. Without
+    /// that, the hop restarted the line and, the line before it having spanned 10 s, no drift was published for 6 s.
+    @Test func anArrivalThatHopsAndReturnsKeepsTheLine() throws {
+        let drift = DriftEstimator(sampleRate: 1000)
+        var unpublishedAfterTheReturn = 0
+        for ms in stride(from: 0, to: 20_000, by: 10) {
+            let jitter = 0.02 * sin(Double(ms) * 0.0137)
+            let hop = (10_000..<11_500).contains(ms) ? -1.2 : 0
+            drift.process(delayFrames: 100.0 - 1e-4 * Double(ms) + jitter + hop, confidence: 1, atFrame: ms)
+            if ms >= 12_500 && drift.driftPPM == nil { unpublishedAfterTheReturn += 1 }
+        }
+        #expect(unpublishedAfterTheReturn == 0)
+        #expect(abs(try #require(drift.driftPPM) - 100) < 5)
+    }
 }

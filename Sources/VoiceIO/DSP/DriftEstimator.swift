@@ -10,7 +10,9 @@ import Glibc
 /// older points fade with a time constant of `memorySeconds`; the slope is the drift. A point more than
 /// 2 ms off the line, or two in a row more than 0.8 ms off on the same side, are an echo-path change, not drift: the
 /// line starts again from there (a single point that far off is left out). After a change the drift of a line that
-/// had spanned 6 s stays unpublished until the new line spans as long (the clocks did not change with the room).
+/// had spanned 6 s stays unpublished until the new line spans as long (the clocks did not change with the room). An
+/// arrival that comes back onto the line from before the step, while the new one is young, hopped to another
+/// reflection and back: that line is taken up again.
 ///
 /// Sign: a positive `driftPPM` means the loudspeaker's clock runs faster than the microphone's by that many
 /// parts per million, so the echo delay shrinks by ppm·10⁻⁶ seconds per second; to stay aligned the reference
@@ -47,10 +49,12 @@ public final class DriftEstimator {
     private static var settlingStepSeconds: Double { 0.0004 }
 
     private var lastPointFrame = Int.min / 2
-    private var originSeconds: Double?
-    private var firstSeconds = 0.0
-    private var weight = 0.0, sumT = 0.0, sumD = 0.0, sumTT = 0.0, sumTD = 0.0, sumDD = 0.0
-    private var pointCount = 0
+    /// The line being fitted (nil before the first point).
+    private var line: DriftLine?
+    /// The line before the last step, while the line after it is young: if the arrival comes back onto it (two points
+    /// in a row within half `stepSeconds`), the step was a hop to another reflection and back, and it is taken up again.
+    private var setAside: DriftLine?
+    private var pointsBackOnSetAside = 0
     /// The span the line needs before its drift is published.
     private var requiredSpanSeconds = minimumSpanSeconds
     private var lastDelaySeconds = 0.0
@@ -72,14 +76,24 @@ public final class DriftEstimator {
         let interval = Int(Self.pointIntervalSeconds * Double(sampleRate))
         guard let delayFrames, confidence >= Self.minimumConfidence, frame - lastPointFrame >= interval else { return }
         lastPointFrame = frame
-        let rate = Double(sampleRate)
-        let origin = originSeconds ?? Double(frame) / rate
-        if originSeconds == nil { originSeconds = origin }
-        let t = Double(frame) / rate - origin
-        let d = delayFrames / rate
-        let settled = driftPPM == nil && pointCount > 0 && abs(d - lastDelaySeconds) > Self.settlingStepSeconds
+        let now = Double(frame) / Double(sampleRate)
+        let d = delayFrames / Double(sampleRate)
+        let settled = driftPPM == nil && line != nil && abs(d - lastDelaySeconds) > Self.settlingStepSeconds
         lastDelaySeconds = d
-        let deviation = pointCount >= 4 ? predictedDelaySeconds(at: t).map { d - $0 } : nil
+        let decay = exp(-Self.pointIntervalSeconds / memorySeconds)
+        if driftPPM != nil { setAside = nil }
+        if let aside = setAside, let predicted = aside.predictedDelaySeconds(at: now) {
+            pointsBackOnSetAside = abs(d - predicted) < Self.stepSeconds / 2 ? pointsBackOnSetAside + 1 : 0
+            if pointsBackOnSetAside >= Self.stepPoints {
+                line = aside
+                line?.add(at: now, delaySeconds: d, decay: decay)
+                setAside = nil
+                offLinePoints = 0; lastOffLineSign = 0
+                updateEstimate(at: now)
+                return
+            }
+        }
+        let deviation = (line?.pointCount ?? 0) >= 4 ? line?.predictedDelaySeconds(at: now).map { d - $0 } : nil
         let isJump = deviation.map { abs($0) > Self.jumpSeconds } == true
         // A smaller step that stays is a path change too (a path moved by a millisecond or two); drawn into the line
         // it bent the line to -60 ppm (t03, a 1 ms step) or -110 ppm (t14, 1.8 ms) for clocks that agree. A single
@@ -90,35 +104,61 @@ public final class DriftEstimator {
         if settled || isJump || offLinePoints >= Self.stepPoints {
             // A drift from a line that spanned the relearning span itself (or one still kept) stays until the new
             // line spans it too.
-            let isEstablished = driftPPM != nil && t - firstSeconds >= Self.relearnSpanSeconds
+            let isEstablished = driftPPM != nil && (line.map { now - $0.firstSeconds } ?? 0) >= Self.relearnSpanSeconds
             let isRelearning = driftPPM == nil && requiredSpanSeconds == Self.relearnSpanSeconds
             requiredSpanSeconds = isEstablished || isRelearning ? Self.relearnSpanSeconds : Self.minimumSpanSeconds
+            if !settled, let old = line, old.pointCount >= 8 { setAside = old; pointsBackOnSetAside = 0 }
             restart()
-            originSeconds = Double(frame) / rate
-            addPoint(t: 0, d: d, decay: 1)
+            line = DriftLine(originSeconds: now)
+            line?.add(at: now, delaySeconds: d, decay: 1)
         } else if offLineSign == 0 {
-            addPoint(t: t, d: d, decay: exp(-Self.pointIntervalSeconds / memorySeconds))
+            if line == nil { line = DriftLine(originSeconds: now) }
+            line?.add(at: now, delaySeconds: d, decay: decay)
         }
-        updateEstimate(latestSeconds: t)
+        updateEstimate(at: now)
     }
 
     /// Forgets everything, e.g. after the delay line was moved by hand. Real-time safe.
     public func reset() {
         restart()
+        line = nil
+        setAside = nil
         requiredSpanSeconds = Self.minimumSpanSeconds
-        originSeconds = nil
         lastPointFrame = Int.min / 2
     }
 
     private func restart() {
-        weight = 0; sumT = 0; sumD = 0; sumTT = 0; sumTD = 0; sumDD = 0
-        pointCount = 0
+        line = nil
         offLinePoints = 0; lastOffLineSign = 0
         driftPPM = nil
     }
 
-    private func addPoint(t: Double, d: Double, decay: Double) {
-        if pointCount == 0 { firstSeconds = t }
+    private func updateEstimate(at now: Double) {
+        guard let line, now - line.firstSeconds >= requiredSpanSeconds, line.pointCount >= 8,
+              let slope = line.slope, let slopeError = line.slopeError else {
+            driftPPM = nil
+            return
+        }
+        if slopeError * 1e6 <= Self.maximumUncertaintyPPM {
+            driftPPM = -slope * 1e6
+        }
+    }
+}
+
+/// The weighted least-squares line of delay against time `DriftEstimator` fits, each older point fading by the decay
+/// given with a new one. Times are kept from `originSeconds`, so their squares stay small.
+private struct DriftLine {
+    let originSeconds: Double
+    /// When the first point came.
+    private(set) var firstSeconds = 0.0
+    private(set) var pointCount = 0
+    private var weight = 0.0, sumT = 0.0, sumD = 0.0, sumTT = 0.0, sumTD = 0.0, sumDD = 0.0
+
+    init(originSeconds: Double) { self.originSeconds = originSeconds }
+
+    mutating func add(at seconds: Double, delaySeconds d: Double, decay: Double) {
+        if pointCount == 0 { firstSeconds = seconds }
+        let t = seconds - originSeconds
         weight = decay * weight + 1
         sumT = decay * sumT + t
         sumD = decay * sumD + d
@@ -128,31 +168,30 @@ public final class DriftEstimator {
         pointCount += 1
     }
 
-    private var line: (slope: Double, intercept: Double, timeVariance: Double)? {
+    private var timeVariance: Double? {
         guard weight > 0 else { return nil }
+        let meanT = sumT / weight
+        let variance = sumTT / weight - meanT * meanT
+        return variance > 1e-9 ? variance : nil
+    }
+
+    /// Seconds of delay per second (negative: the delay shrinks).
+    var slope: Double? {
+        guard let timeVariance else { return nil }
+        return (sumTD / weight - sumT / weight * (sumD / weight)) / timeVariance
+    }
+
+    func predictedDelaySeconds(at seconds: Double) -> Double? {
+        guard let slope else { return nil }
+        return sumD / weight + slope * (seconds - originSeconds - sumT / weight)
+    }
+
+    /// The slope's standard error, from the points' scatter about the line.
+    var slopeError: Double? {
+        guard let timeVariance else { return nil }
         let meanT = sumT / weight, meanD = sumD / weight
-        let varianceT = sumTT / weight - meanT * meanT
-        guard varianceT > 1e-9 else { return nil }
-        let slope = (sumTD / weight - meanT * meanD) / varianceT
-        return (slope, meanD - slope * meanT, varianceT)
-    }
-
-    private func predictedDelaySeconds(at t: Double) -> Double? {
-        guard let line else { return nil }
-        return line.intercept + line.slope * t
-    }
-
-    private func updateEstimate(latestSeconds: Double) {
-        guard latestSeconds - firstSeconds >= requiredSpanSeconds, pointCount >= 8, let line else {
-            driftPPM = nil
-            return
-        }
-        let meanD = sumD / weight, meanT = sumT / weight
         let covariance = sumTD / weight - meanT * meanD
-        let residualVariance = max(0, sumDD / weight - meanD * meanD - covariance * covariance / line.timeVariance)
-        let slopeError = sqrt(residualVariance / (line.timeVariance * max(1, weight - 2)))
-        if slopeError * 1e6 <= Self.maximumUncertaintyPPM {
-            driftPPM = -line.slope * 1e6
-        }
+        let residualVariance = max(0, sumDD / weight - meanD * meanD - covariance * covariance / timeVariance)
+        return sqrt(residualVariance / (timeVariance * max(1, weight - 2)))
     }
 }
