@@ -121,7 +121,6 @@ public final class DriftEstimator {
     /// Forgets everything, e.g. after the delay line was moved by hand. Real-time safe.
     public func reset() {
         restart()
-        line = nil
         setAside = nil
         requiredSpanSeconds = Self.minimumSpanSeconds
         lastPointFrame = Int.min / 2
