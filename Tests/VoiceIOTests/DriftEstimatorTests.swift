@@ -5,13 +5,23 @@ import Testing
 @Suite struct DriftEstimatorTests {
     static let rate = 16000
 
-    /// Delay estimator and drift estimator over a drifting echo; returns the final drift estimate.
-    static func estimateDrift(ppm: Double, seconds: Double) -> Double? {
+    /// A speech-like far end and its echo drifting by `ppm` behind 80 ms, with noise; the far end silent over `pause`
+    /// (seconds).
+    static func driftingScene(ppm: Double, seconds: Double, pause: Range<Double>? = nil) -> (far: [Float], mic: [Float]) {
         let fixture = EchoSceneFixture(sampleRate: rate)
-        let far = fixture.speechLike(seconds: seconds, seed: 31)
+        var far = fixture.speechLike(seconds: seconds, seed: 31)
+        if let pause {
+            for i in Int(pause.lowerBound * Double(rate))..<Int(pause.upperBound * Double(rate)) { far[i] = 0 }
+        }
         var mic = fixture.driftingEcho(far, bulkMilliseconds: 80, ppm: ppm, gain: 0.4)
         let noise = fixture.noise(count: mic.count, rms: 0.002, seed: 8)
         for i in mic.indices { mic[i] += noise[i] }
+        return (far, mic)
+    }
+
+    /// Delay estimator and drift estimator over a drifting echo; returns the final drift estimate.
+    static func estimateDrift(ppm: Double, seconds: Double) -> Double? {
+        let (far, mic) = driftingScene(ppm: ppm, seconds: seconds)
         let delay = DelayEstimator(sampleRate: rate, blockFrameCount: 160)
         let drift = DriftEstimator(sampleRate: rate)
         DelayEstimatorTests.run(delay, far: far, mic: mic) { _, e in

@@ -8,12 +8,7 @@ import Testing
     /// A drifting echo whose far end pauses: the aligner over it, block by block; returns the drift it compensates
     /// at each whole second.
     static func compensatedDrift(ppm: Double, seconds: Double, pause: Range<Double>) -> [Double?] {
-        let fixture = EchoSceneFixture(sampleRate: rate)
-        var far = fixture.speechLike(seconds: seconds, seed: 31)
-        for i in Int(pause.lowerBound * Double(rate))..<Int(pause.upperBound * Double(rate)) { far[i] = 0 }
-        var mic = fixture.driftingEcho(far, bulkMilliseconds: 80, ppm: ppm, gain: 0.4)
-        let noise = fixture.noise(count: mic.count, rms: 0.002, seed: 8)
-        for i in mic.indices { mic[i] += noise[i] }
+        let (far, mic) = DriftEstimatorTests.driftingScene(ppm: ppm, seconds: seconds, pause: pause)
         let aligner = EchoAligner(sampleRate: rate, maximumBlockFrames: block)
         var perSecond: [Double?] = []
         far.withUnsafeBufferPointer { f in

@@ -48,6 +48,8 @@ public final class DriftEstimator {
     /// both would read it as a steep drift of the wrong sign and keep it for its whole memory.
     private static var settlingStepSeconds: Double { 0.0004 }
 
+    /// How much a point of the line fades with each new one.
+    private let pointDecay: Double
     private var lastPointFrame = Int.min / 2
     /// The line being fitted (nil before the first point).
     private var line: DriftLine?
@@ -67,6 +69,7 @@ public final class DriftEstimator {
         precondition(sampleRate > 0 && memorySeconds > 0, "DriftEstimator parameters must be positive")
         self.sampleRate = sampleRate
         self.memorySeconds = memorySeconds
+        pointDecay = exp(-Self.pointIntervalSeconds / memorySeconds)
     }
 
     /// One observation: the current delay estimate in frames (nil if none, or if it is not new since the last
@@ -80,13 +83,12 @@ public final class DriftEstimator {
         let d = delayFrames / Double(sampleRate)
         let settled = driftPPM == nil && line != nil && abs(d - lastDelaySeconds) > Self.settlingStepSeconds
         lastDelaySeconds = d
-        let decay = exp(-Self.pointIntervalSeconds / memorySeconds)
         if driftPPM != nil { setAside = nil }
         if let aside = setAside, let predicted = aside.predictedDelaySeconds(at: now) {
             pointsBackOnSetAside = abs(d - predicted) < Self.stepSeconds / 2 ? pointsBackOnSetAside + 1 : 0
             if pointsBackOnSetAside >= Self.stepPoints {
                 line = aside
-                line?.add(at: now, delaySeconds: d, decay: decay)
+                line?.add(at: now, delaySeconds: d, decay: pointDecay)
                 setAside = nil
                 offLinePoints = 0; lastOffLineSign = 0
                 updateEstimate(at: now)
@@ -113,7 +115,7 @@ public final class DriftEstimator {
             line?.add(at: now, delaySeconds: d, decay: 1)
         } else if offLineSign == 0 {
             if line == nil { line = DriftLine(originSeconds: now) }
-            line?.add(at: now, delaySeconds: d, decay: decay)
+            line?.add(at: now, delaySeconds: d, decay: pointDecay)
         }
         updateEstimate(at: now)
     }

@@ -28,9 +28,8 @@ public final class EchoAligner {
     private let drift: DriftEstimator
     private let leadFrames: Double
     private let slackFrames: Double
+    /// The estimator's search count at the last block.
     private var lastSearch = 0
-    /// The estimator's search the drift last saw.
-    private var lastDriftSearch = 0
     /// The drift being compensated: the estimator's latest, kept while it relearns after an echo-path change
     /// (the clocks did not change with the room).
     private var compensatedPPM: Double?
@@ -67,16 +66,15 @@ public final class EchoAligner {
         // The estimator searches only while the far end plays; in a pause it keeps its last estimate, which taken
         // as fresh points would draw a flat stretch into the drift's line (a 4 s pause: 200 ppm read as 157, and
         // the echo slid under the filter by a sample and a half by the time the far end came back).
-        let isFresh = estimator.searchCount != lastDriftSearch
-        lastDriftSearch = estimator.searchCount
-        drift.process(delayFrames: isFresh ? estimator.fineDelayFrames : nil, confidence: estimator.confidence,
+        let searched = estimator.searchCount != lastSearch
+        lastSearch = estimator.searchCount
+        drift.process(delayFrames: searched ? estimator.fineDelayFrames : nil, confidence: estimator.confidence,
                       atFrame: estimator.processedFrameCount)
         compensatedPPM = drift.driftPPM ?? compensatedPPM
         if let ppm = compensatedPPM {
             delayFrames = max(0, delayFrames - ppm * 1e-6 * Double(count))
         }
-        guard estimator.searchCount != lastSearch, let arrival = estimator.fineDelayFrames else { return }
-        lastSearch = estimator.searchCount
+        guard searched, let arrival = estimator.fineDelayFrames else { return }
         let offset = arrival - delayFrames
         let target = min(max(arrival - leadFrames, 0), Double(maximumDelayFrames))
         let outsideWindow = offset < leadFrames / 4 || offset > leadFrames + slackFrames
