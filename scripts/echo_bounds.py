@@ -1,0 +1,71 @@
+"""The perfect canceller of scripts/echo-bounds and its report; see `scripts/echo-bounds --help`.
+
+  echo_bounds.py perfect --mic MIC --out OUT --voice-rate RATE   (a yardstick system: the scene's folder holds MIC)
+  echo_bounds.py report RESULTS_JSON                              (per scene: project against perfect)
+"""
+
+import argparse
+import json
+import os
+import sys
+
+YARDSTICK = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'shared', 'yardstick')
+# An ERLE of ours more than this many dB under the perfect canceller's is the canceller's to raise; one within it or
+# above it is bounded by the scene (a perfect echo remover does no better).
+BOUND_MARGIN_DB = 1.0
+
+
+def perfect(mic, out, voice_rate):
+    """Writes the microphone at the voice rate less its echo, resampled as the yardstick's metrics resample both."""
+    sys.path.insert(0, YARDSTICK)
+    import metrics
+    from wavio import write_wav
+    _, signals, _, _ = metrics.load_refs(os.path.dirname(os.path.abspath(mic)), voice_rate)
+    write_wav(out, signals['mic'] - signals['echo'], voice_rate)
+
+
+def figure(value, digits=1):
+    return '-' if value is None else f'{value:.{digits}f}'
+
+
+def report(results_path):
+    with open(results_path) as f:
+        results = json.load(f)
+    ours, best = (results['systems'][name]['scenes'] for name in ('project', 'perfect'))
+    print(f"\n{results['config_name']}: ours / the perfect canceller's")
+    print(f"{'scene':34s} {'ERLE dB':>15s} {'ours-perfect':>12s} {'last far dB':>15s} {'re-conv s':>11s} "
+          f"{'DT STOI':>15s}")
+    short = []
+    for scene in results['scene_ids']:
+        a, b = ours[scene], best[scene]
+        if a.get('status') != 'ok' or b.get('status') != 'ok':
+            print(f'{scene:34s} failed: {a.get("error") or b.get("error")}')
+            continue
+        last = [(r.get('erle_segments_db') or [None])[-1] for r in (a, b)]
+        excess = a['erle_db'] - b['erle_db']
+        if excess < -BOUND_MARGIN_DB:
+            short.append(scene)
+        print(f"{scene:34s} {figure(a['erle_db']):>6s} / {figure(b['erle_db']):>6s} {excess:>+12.1f} "
+              f"{figure(last[0]):>6s} / {figure(last[1]):>6s} {figure(a.get('reconv20_s')):>4s} / "
+              f"{figure(b.get('reconv20_s')):>4s} {figure(a.get('dt_stoi'), 3):>6s} / {figure(b.get('dt_stoi'), 3):>6s}")
+    print(f"ERLE more than {BOUND_MARGIN_DB:g} dB under the perfect canceller's (the canceller's to raise; elsewhere "
+          f"the scene bounds it): {', '.join(short) if short else 'none'}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest='command', required=True)
+    one = commands.add_parser('perfect')
+    one.add_argument('--mic', required=True)
+    one.add_argument('--out', required=True)
+    one.add_argument('--voice-rate', type=int, required=True)
+    commands.add_parser('report').add_argument('results')
+    args = parser.parse_args()
+    if args.command == 'perfect':
+        perfect(args.mic, args.out, args.voice_rate)
+    else:
+        report(args.results)
+
+
+if __name__ == '__main__':
+    main()
