@@ -215,6 +215,31 @@ import CAllocCounter
         #expect(forgot.gain < kept.gain - 3, "control: forgetting the room costs the talker \(forgot.gain) dB")
     }
 
+    /// A hot microphone (the echo 12 dB or more above the reference) under a filter that starts over (a moved path): the
+    /// output is the whole echo again, and the ratios to the reference restart where the echo comes back, not at the
+    /// reference's own level, where the detector took the echo for a talker and its ratios then could not rise (our
+    /// hot-microphone g07: 7-14 dB of ERLE for 3 s after its path moved, re-converged in 0.5 s now).
+    @Test func suppressesAHotEchoWhenTheFilterStartsOver() {
+        let fixture = EchoSceneFixture(sampleRate: Self.rate)
+        let count = 8 * Self.rate, restart = 4 * Self.rate
+        let far = fixture.speechLike(seconds: 8, seed: 41)
+        let echo = EchoSceneFixture.convolve(far, taps: fixture.roomResponse(bulkMilliseconds: 2, seed: 12), gain: 8,
+                                             count: count)
+        let noise = fixture.noise(count: count, rms: 0.0003, seed: 44)
+        let estimate = (0..<count).map { $0 < restart ? 0.99 * echo[$0] : 0 }
+        let output = (0..<count).map { echo[$0] + noise[$0] - estimate[$0] }
+        let scene = Scene(far: far, microphone: (0..<count).map { echo[$0] + noise[$0] }, estimate: estimate,
+                          output: output, near: [Float](repeating: 0, count: count), noise: noise)
+        let level = Self.decibels(Self.power(echo, from: 1, to: 8) / Self.power(far, from: 1, to: 8))
+        #expect(level > 12, "the echo only \(level) dB above the reference")
+        let suppressor = ResidualEchoSuppressor(sampleRate: Self.rate, blockFrameCount: Self.block)
+        let out = Self.suppress(scene, suppressor: suppressor, beforeBlock: { start in
+            if start == restart { suppressor.forgetEchoCoupling(); suppressor.forgetNearEnd() }
+        })
+        let suppression = Self.decibels(Self.power(output, from: 4.1, to: 6) / Self.power(out, from: 4.1, to: 6))
+        #expect(suppression > 25, "\(suppression) dB taken off the restarted filter's output over 4.1-6 s")
+    }
+
     /// A filter that restarted under a talker (a path that moved in double talk) and learns from the talker: from 5 s
     /// its estimate is half the echo's and against the talker (−0.6 × the talker), so the output, 1.6 times the talker
     /// over half the echo, is louder than the microphone and against the estimate in most blocks, as the filter's own

@@ -12,7 +12,8 @@
 /// has been quiet for a while (`LearningStep.isQuiet`); otherwise they only creep up, a step capped at twice the
 /// ratio, so a detector fooled by underestimated echo cannot lock them. Learned symmetrically they track the mean
 /// leftover rather than a low quantile of it (an asymmetric tracker underestimates the echo and lets its peaks
-/// through). They start pessimistic (1, δ at 0) so the time before the linear filter converges is suppressed.
+/// through). They start pessimistic (ρ at 1, δ at 0, γ at the echo path's gain: see `forget`) so the time before the
+/// linear filter converges is suppressed.
 /// They learn up to 6 dB above what they scale, the reference's up to 6 dB above the reference times the echo path's
 /// gain (the microphone's power over the reference's where no talker is heard): a hot microphone beside a loud
 /// loudspeaker hears the echo 10-20 dB louder than the reference, and with the reference's ratios capped 6 dB above
@@ -99,13 +100,18 @@ final class ResidualEchoCoupling {
         }
     }
 
-    /// Back to the pessimistic start (ρ = γ = 1, δ = 0), as at `init` or after the linear filter was reset.
-    /// Real-time safe.
-    func forget() {
+    /// Back to the pessimistic start (ρ = 1, δ = 0, the ratios to the reference at `echoPathGain`), as at `init` or
+    /// after the linear filter was reset. `echoPathGain`: the microphone's power over the reference's where no talker
+    /// is heard (at least 1), as `learn` takes it. A restarted filter leaves the whole echo, which a hot microphone
+    /// hears 10-20 dB above the reference: started at the reference's own level, the ratios let the detector take that
+    /// echo for a talker, and then could not rise (our hot-microphone g07, its path moved: 7-14 dB for 3 s). Real-time
+    /// safe.
+    func forget(echoPathGain: Float = 1) {
         restartEstimateRatios()
-        referenceCoupling.update(repeating: 1, count: laneBinCount)
-        audibleCoupling.update(repeating: 1, count: laneBinCount)
-        weightedAudibleCoupling.update(repeating: 1, count: laneBinCount)
+        let start = max(1, echoPathGain)
+        referenceCoupling.update(repeating: start, count: laneBinCount)
+        audibleCoupling.update(repeating: start, count: laneBinCount)
+        weightedAudibleCoupling.update(repeating: start, count: laneBinCount)
     }
 
     /// Back to the pessimistic start for the ratios to the linear filter's estimate (ρ = 1, δ = 0), after the filter

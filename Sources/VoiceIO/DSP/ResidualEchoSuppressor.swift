@@ -396,9 +396,11 @@ public final class ResidualEchoSuppressor {
         if isDismissed { detector.dismissFrame() }
         let nearEnd = detector.nearEndActive
 
-        // How much louder than the reference the echo comes back (`microphoneGain`). While the reference is held no
-        // talker is heard at all: the microphone may hold one.
-        if farEndActive && !nearEnd && !holding {
+        // How much louder than the reference the echo comes back (`microphoneGain`), learned while the reference is held
+        // too (no talker is heard then; one talking would raise it): the filter starts over at the delay's lock, and
+        // a hot microphone's ratios restart from the gain learned by then (our g05 and g06, 12 and 18 dB hot with a
+        // 250 ms delay: ERLE 26 and 24 dB, 44 and 40 dB learned so).
+        if farEndActive && !nearEnd {
             farMicrophonePower += Self.pathGainSmoothing * (microphoneSum - farMicrophonePower)
             farReferencePower += Self.pathGainSmoothing * (referenceMeanSquare - farReferencePower)
         }
@@ -445,12 +447,14 @@ public final class ResidualEchoSuppressor {
 
     /// The microphone's power over the reference's while the far end plays and no talker is heard, at least 1: how
     /// much louder than the loudspeaker's signal the echo may come back (a hot microphone beside a loud loudspeaker:
-    /// 10-20 dB), the most the reference's ratios learn (times their usual ceiling).
+    /// 10-20 dB), the most the reference's ratios learn (times their usual ceiling) and where they restart
+    /// (`forgetEchoCoupling`).
     private var microphoneGain: Float { max(1, farMicrophonePower / max(farReferencePower, 1e-20)) }
 
-    /// Forgets how much echo the linear filter leaves (back to the pessimistic start), e.g. after the filter was
-    /// reset; the noise floor and the signal histories stay. Real-time safe.
-    public func forgetEchoCoupling() { coupling.forget() }
+    /// Forgets how much echo the linear filter leaves (back to the pessimistic start, the ratios to the reference at
+    /// the echo path's gain), e.g. after the filter was reset; the noise floor and the signal histories stay.
+    /// Real-time safe.
+    public func forgetEchoCoupling() { coupling.forget(echoPathGain: microphoneGain) }
 
     /// Forgets how much echo the linear filter leaves per unit of its estimate, and keeps, with a margin, how much
     /// per unit of the reference: for a filter reset after it took next to nothing off, whose leftover the suppressor
