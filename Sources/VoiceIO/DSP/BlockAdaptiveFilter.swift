@@ -75,6 +75,9 @@ final class BlockAdaptiveFilter {
     private let blockRate: BlockRate
     /// Whether the last block replaced the adapted weights with the shadow's. Real-time safe.
     private(set) var restartedFromShadow = false
+    /// Whether the last block's microphone clipped (a sample at `clippedMagnitude` or beyond): its error there is the
+    /// clipping's, which no filter learns from. Real-time safe.
+    private(set) var isMicrophoneClipped = false
     /// Microphone power over the shadow's error power above which the shadow is found cancelling (6 dB).
     private static var shadowFoundEchoRatio: Float { 4 }
     /// The shadow's step: a fixed share of the normalised step, never adapted.
@@ -303,6 +306,7 @@ final class BlockAdaptiveFilter {
         let n = frameCount, window = windowFrameCount
         let timeN = Float(2 * n)
         blockIndex += 1
+        isMicrophoneClipped = false
         for i in 0..<n {
             let notched = notch.filter(Float(microphone[i]))
             nearBlock[i] = notched - Self.preEmphasis * previousNear
@@ -312,6 +316,7 @@ final class BlockAdaptiveFilter {
             let clipped = microphone[i] <= -Self.clippedMagnitude || microphone[i] >= Self.clippedMagnitude
             trustedMicrophone[i] = clipped || previousMicrophoneClipped ? 0 : 1
             previousMicrophoneClipped = clipped
+            isMicrophoneClipped = isMicrophoneClipped || clipped
         }
         referenceWindow.update(from: referenceWindow + n, count: window - n)
         derivativeWindow.update(from: derivativeWindow + n, count: window - n)

@@ -102,6 +102,9 @@ public final class EchoCanceller {
     /// (`MDFLearningRate.leakedEchoToErrorRatio`). Real-time safe.
     var leakedEchoToErrorRatio: Float { filter.leakedEchoToErrorRatio }
 
+    /// Whether the last block's microphone clipped (`BlockAdaptiveFilter.isMicrophoneClipped`). Real-time safe.
+    var isMicrophoneClipped: Bool { filter.isMicrophoneClipped }
+
     /// Whether the last block found the learned path lost and took the shadow filter's instead, learning again
     /// from the start-up rate (`BlockAdaptiveFilter.restartedFromShadow`). Real-time safe.
     public var restartedFromShadow: Bool { filter.restartedFromShadow }

@@ -146,18 +146,20 @@ final class ResidualEchoCoupling {
     /// tail (`lateEnergy` · `lateSum`); `estimate` is |Y|² and `reference` |X|² (each with its reverberant tail),
     /// `totalEstimate` Σⱼ|Yⱼ|². `isQuiet`: the near talker has been quiet long enough for the full upward rate.
     /// `mayRise`: false while a leftover may be a talker the detector is not asked about (the ratios then learn
-    /// downward only). `echoPathGain`: the microphone's power over the reference's where no talker is heard (at least
+    /// downward only); `detectorMayRise`: false to hold the detector's four ratios from rising (a clipped microphone's
+    /// leftover, see `ResidualEchoSuppressor.isMicrophoneClipped`). `echoPathGain`: the microphone's power over the reference's where no talker is heard (at least
     /// 1), which scales the reference's ratios' ceiling. Real-time safe.
     func learn(outputPower: UnsafeMutablePointer<Float>, noise: UnsafeMutablePointer<Float>,
                lateEnergy: Float, lateSum: UnsafeMutablePointer<Float>, estimate: UnsafeMutablePointer<Float>,
                reference: UnsafeMutablePointer<Float>, totalEstimate: Float, isQuiet: Bool, mayRise: Bool,
-               echoPathGain: Float) {
+               echoPathGain: Float, detectorMayRise: Bool = true) {
         let step = LearningStep(up: BinLanes(repeating: isQuiet ? Self.learningUp : Self.learningCreep),
                                 down: BinLanes(repeating: Self.learningDown), isQuiet: isQuiet,
                                 ceiling: BinLanes(repeating: Self.ceiling))
         var referenceStep = step
         referenceStep.ceiling = BinLanes(repeating: Self.ceiling * echoPathGain)
         let rising = BinMask(repeating: mayRise)
+        let detectorRising = BinMask(repeating: mayRise && detectorMayRise)
         // δ is learned in far-end single talk for sure only.
         let spreadRising = rising .& BinMask(repeating: isQuiet)
         let total = BinLanes(repeating: totalEstimate), late = BinLanes(repeating: lateEnergy)
@@ -173,10 +175,10 @@ final class ResidualEchoCoupling {
             learn(leakage, at: k, leftover: left, over: estimateK, step: step, rising: rising, where: heardEstimate)
             // The detector's ρ: what is left beyond the noise's mean.
             let beyondNoise = maximum(BinLanes(), left - noiseK)
-            learn(audibleLeakage, at: k, leftover: beyondNoise, over: estimateK, step: step, rising: rising,
+            learn(audibleLeakage, at: k, leftover: beyondNoise, over: estimateK, step: step, rising: detectorRising,
                   where: heardEstimate)
             learn(weightedAudibleLeakage, at: k, leftover: beyondNoise, over: estimateK,
-                  step: step.weighted(estimateK / (meanEstimate + 1e-12)), rising: rising, where: heardEstimate)
+                  step: step.weighted(estimateK / (meanEstimate + 1e-12)), rising: detectorRising, where: heardEstimate)
             learn(referenceCoupling, at: k, leftover: left, over: referenceK, step: referenceStep, rising: rising,
                   where: heardReference)
             store(learned(lanes(spreadCoupling, k), leftover: left, over: total, step: step, rising: spreadRising),
@@ -186,11 +188,11 @@ final class ResidualEchoCoupling {
             let audibleLeftover = maximum(BinLanes(), left - Self.noiseFluctuation * noiseK)
             let loudLeftover = left .> Self.audibleLeftoverRatio * noiseK
             learn(audibleCoupling, at: k, leftover: audibleLeftover, over: referenceK, step: referenceStep,
-                  rising: rising .& ((lanes(audibleCoupling, k) * referenceK .> noiseK) .| loudLeftover),
+                  rising: detectorRising .& ((lanes(audibleCoupling, k) * referenceK .> noiseK) .| loudLeftover),
                   where: heardReference)
             learn(weightedAudibleCoupling, at: k, leftover: audibleLeftover, over: referenceK,
                   step: referenceStep.weighted(referenceK / (meanReference + 1e-12)),
-                  rising: rising .& ((lanes(weightedAudibleCoupling, k) * referenceK .> noiseK) .| loudLeftover),
+                  rising: detectorRising .& ((lanes(weightedAudibleCoupling, k) * referenceK .> noiseK) .| loudLeftover),
                   where: heardReference)
         }
     }
