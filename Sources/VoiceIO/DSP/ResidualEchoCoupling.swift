@@ -6,7 +6,9 @@
 /// - δ (`spreadCoupling`, from 0): leftover per unit of the whole estimate's power Σⱼ|Yⱼ|² (a clipping loudspeaker
 ///   spreads its distortion over bins where the reference is faint);
 /// - the double-talk detector's own ρ and γ (`audibleLeakage`, `audibleCoupling`), and the same two learned with each
-///   block weighted by its power (`weightedAudibleLeakage`, `weightedAudibleCoupling`).
+///   block weighted by its power (`weightedAudibleLeakage`, `weightedAudibleCoupling`);
+/// - ρ and γ learned from the blocks whose microphone clipped only (`clippedLeakage`, `clippedReferenceCoupling`): such a
+///   block leaves the clipping's distortion too, which no linear filter removes and a mean over all blocks understates.
 ///
 /// They learn downward always and upward at the same rate, but upward at the full rate only after the near talker
 /// has been quiet for a while (`LearningStep.isQuiet`); otherwise they only creep up, a step capped at twice the
@@ -44,6 +46,9 @@ final class ResidualEchoCoupling {
     let referenceCoupling: UnsafeMutablePointer<Float>
     /// δ per bin.
     let spreadCoupling: UnsafeMutablePointer<Float>
+    /// ρ and γ per bin from the blocks whose microphone clipped.
+    let clippedLeakage: UnsafeMutablePointer<Float>
+    let clippedReferenceCoupling: UnsafeMutablePointer<Float>
     /// The double-talk detector's ρ per bin.
     let audibleLeakage: UnsafeMutablePointer<Float>
     /// The double-talk detector's γ per bin.
@@ -82,6 +87,8 @@ final class ResidualEchoCoupling {
     init(laneBinCount: Int) {
         self.laneBinCount = laneBinCount
         leakage = .zeroed(laneBinCount)
+        clippedLeakage = .zeroed(laneBinCount)
+        clippedReferenceCoupling = .zeroed(laneBinCount)
         referenceCoupling = .zeroed(laneBinCount)
         spreadCoupling = .zeroed(laneBinCount)
         audibleLeakage = .zeroed(laneBinCount)
@@ -94,7 +101,7 @@ final class ResidualEchoCoupling {
     }
 
     deinit {
-        for pointer in [leakage, referenceCoupling, spreadCoupling, audibleLeakage, audibleCoupling,
+        for pointer in [leakage, referenceCoupling, clippedLeakage, clippedReferenceCoupling, spreadCoupling, audibleLeakage, audibleCoupling,
                         weightedAudibleLeakage, weightedAudibleCoupling, meanEstimatePower, meanReferencePower] {
             pointer.deallocate()
         }
@@ -110,6 +117,7 @@ final class ResidualEchoCoupling {
         restartEstimateRatios()
         let start = max(1, echoPathGain)
         referenceCoupling.update(repeating: start, count: laneBinCount)
+        clippedReferenceCoupling.update(repeating: start, count: laneBinCount)
         audibleCoupling.update(repeating: start, count: laneBinCount)
         weightedAudibleCoupling.update(repeating: start, count: laneBinCount)
     }
@@ -121,6 +129,7 @@ final class ResidualEchoCoupling {
     func forgetEstimateCoupling() {
         restartEstimateRatios()
         raiseWithMargin(referenceCoupling)
+        raiseWithMargin(clippedReferenceCoupling)
         raiseWithMargin(audibleCoupling)
         raiseWithMargin(weightedAudibleCoupling)
     }
@@ -128,6 +137,7 @@ final class ResidualEchoCoupling {
     /// ρ (the gain's and the detector's) back to 1, δ to 0: their pessimistic start.
     private func restartEstimateRatios() {
         leakage.update(repeating: 1, count: laneBinCount)
+        clippedLeakage.update(repeating: 1, count: laneBinCount)
         spreadCoupling.update(repeating: 0, count: laneBinCount)
         audibleLeakage.update(repeating: 1, count: laneBinCount)
         weightedAudibleLeakage.update(repeating: 1, count: laneBinCount)
@@ -146,20 +156,20 @@ final class ResidualEchoCoupling {
     /// tail (`lateEnergy` · `lateSum`); `estimate` is |Y|² and `reference` |X|² (each with its reverberant tail),
     /// `totalEstimate` Σⱼ|Yⱼ|². `isQuiet`: the near talker has been quiet long enough for the full upward rate.
     /// `mayRise`: false while a leftover may be a talker the detector is not asked about (the ratios then learn
-    /// downward only); `detectorMayRise`: false to hold the detector's four ratios from rising (a clipped microphone's
-    /// leftover, see `ResidualEchoSuppressor.isMicrophoneClipped`). `echoPathGain`: the microphone's power over the reference's where no talker is heard (at least
+    /// downward only). `isMicrophoneClipped`: the block's microphone clipped (`ResidualEchoSuppressor.isMicrophoneClipped`):
+    /// the clipped ρ and γ learn from it, and the detector's four ratios do not rise. `echoPathGain`: the microphone's power over the reference's where no talker is heard (at least
     /// 1), which scales the reference's ratios' ceiling. Real-time safe.
     func learn(outputPower: UnsafeMutablePointer<Float>, noise: UnsafeMutablePointer<Float>,
                lateEnergy: Float, lateSum: UnsafeMutablePointer<Float>, estimate: UnsafeMutablePointer<Float>,
                reference: UnsafeMutablePointer<Float>, totalEstimate: Float, isQuiet: Bool, mayRise: Bool,
-               echoPathGain: Float, detectorMayRise: Bool = true) {
+               echoPathGain: Float, isMicrophoneClipped: Bool = false) {
         let step = LearningStep(up: BinLanes(repeating: isQuiet ? Self.learningUp : Self.learningCreep),
                                 down: BinLanes(repeating: Self.learningDown), isQuiet: isQuiet,
                                 ceiling: BinLanes(repeating: Self.ceiling))
         var referenceStep = step
         referenceStep.ceiling = BinLanes(repeating: Self.ceiling * echoPathGain)
         let rising = BinMask(repeating: mayRise)
-        let detectorRising = BinMask(repeating: mayRise && detectorMayRise)
+        let detectorRising = BinMask(repeating: mayRise && !isMicrophoneClipped)
         // δ is learned in far-end single talk for sure only.
         let spreadRising = rising .& BinMask(repeating: isQuiet)
         let total = BinLanes(repeating: totalEstimate), late = BinLanes(repeating: lateEnergy)
@@ -173,6 +183,12 @@ final class ResidualEchoCoupling {
             let left = maximum(BinLanes(), lanes(outputPower, k) - noiseK - late * lanes(lateSum, k))
             let heardEstimate = estimateK .> noiseK, heardReference = referenceK .> 1e-12
             learn(leakage, at: k, leftover: left, over: estimateK, step: step, rising: rising, where: heardEstimate)
+            if isMicrophoneClipped {
+                learn(clippedLeakage, at: k, leftover: left, over: estimateK, step: step, rising: rising,
+                      where: heardEstimate)
+                learn(clippedReferenceCoupling, at: k, leftover: left, over: referenceK, step: referenceStep,
+                      rising: rising, where: heardReference)
+            }
             // The detector's ρ: what is left beyond the noise's mean.
             let beyondNoise = maximum(BinLanes(), left - noiseK)
             learn(audibleLeakage, at: k, leftover: beyondNoise, over: estimateK, step: step, rising: detectorRising,
