@@ -101,8 +101,9 @@ final class ResidualEchoCoupling {
     }
 
     deinit {
-        for pointer in [leakage, referenceCoupling, clippedLeakage, clippedReferenceCoupling, spreadCoupling, audibleLeakage, audibleCoupling,
-                        weightedAudibleLeakage, weightedAudibleCoupling, meanEstimatePower, meanReferencePower] {
+        for pointer in [leakage, referenceCoupling, clippedLeakage, clippedReferenceCoupling, spreadCoupling,
+                        audibleLeakage, audibleCoupling, weightedAudibleLeakage, weightedAudibleCoupling,
+                        meanEstimatePower, meanReferencePower] {
             pointer.deallocate()
         }
     }
@@ -156,9 +157,10 @@ final class ResidualEchoCoupling {
     /// tail (`lateEnergy` · `lateSum`); `estimate` is |Y|² and `reference` |X|² (each with its reverberant tail),
     /// `totalEstimate` Σⱼ|Yⱼ|². `isQuiet`: the near talker has been quiet long enough for the full upward rate.
     /// `mayRise`: false while a leftover may be a talker the detector is not asked about (the ratios then learn
-    /// downward only). `isMicrophoneClipped`: the block's microphone clipped (`ResidualEchoSuppressor.isMicrophoneClipped`):
-    /// the clipped ρ and γ learn from it, and the detector's four ratios do not rise. `echoPathGain`: the microphone's power over the reference's where no talker is heard (at least
-    /// 1), which scales the reference's ratios' ceiling. Real-time safe.
+    /// downward only). `echoPathGain`: the microphone's power over the reference's where no talker is heard (at least
+    /// 1), which scales the reference's ratios' ceiling. `isMicrophoneClipped`: the block's microphone clipped
+    /// (`ResidualEchoSuppressor.isMicrophoneClipped`): the clipped ρ and γ learn from it too, and the detector's four
+    /// ratios do not rise. Real-time safe.
     func learn(outputPower: UnsafeMutablePointer<Float>, noise: UnsafeMutablePointer<Float>,
                lateEnergy: Float, lateSum: UnsafeMutablePointer<Float>, estimate: UnsafeMutablePointer<Float>,
                reference: UnsafeMutablePointer<Float>, totalEstimate: Float, isQuiet: Bool, mayRise: Bool,

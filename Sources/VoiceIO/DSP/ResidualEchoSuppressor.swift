@@ -352,11 +352,11 @@ public final class ResidualEchoSuppressor {
             let linear = lanes(coupling.leakage, k) * estimate, reference = lanes(referenceTail, k)
             let unmodelled = maximum(lanes(coupling.referenceCoupling, k) * reference,
                                      lanes(coupling.spreadCoupling, k) * spreadEstimate)
+            let learned = maximum(linear, unmodelled)
             // A clipped block's gain takes the larger of the two ratios' estimates (`ResidualEchoCoupling`).
-            let clippedLinear = lanes(coupling.clippedLeakage, k) * estimate
-            let clippedUnmodelled = lanes(coupling.clippedReferenceCoupling, k) * reference
-            let leftover = maximum(maximum(linear, unmodelled), maximum(clippedLinear, clippedUnmodelled))
-                .replacing(with: maximum(linear, unmodelled), where: .!clipped)
+            let clippedLearned = maximum(lanes(coupling.clippedLeakage, k) * estimate,
+                                         lanes(coupling.clippedReferenceCoupling, k) * reference)
+            let leftover = maximum(learned, clippedLearned).replacing(with: learned, where: .!clipped)
             let residual = (leftover + late).replacing(with: 0, where: echoMask)
             let audibleReference = lanes(coupling.audibleCoupling, k) * reference
             let audible = (maximum(linear, audibleReference) + late).replacing(with: 0, where: echoMask)
@@ -366,7 +366,7 @@ public final class ResidualEchoSuppressor {
             let mean = maximum(lanes(coupling.weightedAudibleLeakage, k) * estimate,
                                lanes(coupling.weightedAudibleCoupling, k) * reference)
             let heard = filterFindsLeakedEcho ? pessimistic : minimum(pessimistic, margin * mean)
-            let clippedHeard = maximum(heard, maximum(linear, unmodelled)).replacing(with: heard, where: .!clipped)
+            let clippedHeard = maximum(heard, learned).replacing(with: heard, where: .!clipped)
             let detectable = (clippedHeard + late).replacing(with: 0, where: echoMask)
             // The part of the output the estimate predicts linearly is echo the filter has not caught up with
             // (a louder or moved path): it counts at once, before the learned ratios follow.
