@@ -84,7 +84,8 @@ public final class ResidualEchoSuppressor {
     /// talker −2.7 dB over its double talk and unheard for its first 0.6 s; −1.6 dB now, DT STOI 0.85 → 0.89). The gain
     /// there takes the larger of its ratios' estimate and the one from ratios learned on clipped blocks alone
     /// (`ResidualEchoCoupling.clippedLeakage`): the clipped blocks leave more than the mean of all blocks says (g07's ERLE
-    /// 32.7 → 34.1 dB, g02's 42.5 → 44.5). Set it per block; real-time safe.
+    /// 32.7 → 34.1 dB, g02's 42.5 → 44.5); so does the detector while it hears no talker (see `process`). Set it per
+    /// block; real-time safe.
     var isMicrophoneClipped = false
     /// Whether the linear filter's own leak estimate finds this block's output leaked echo (its leaked echo 3 times its
     /// error: `LeakedEchoWatch.isLeakedBlock`): a leftover the filter itself takes for echo (a path that just
@@ -344,6 +345,11 @@ public final class ResidualEchoSuppressor {
         let margin = BinLanes(repeating: Self.weightedDetectionMargin)
         let binIndex = SIMD4<Int32>(0, 1, 2, 3)
         let clipped = BinMask(repeating: isMicrophoneClipped)
+        // A clipped block with no talker heard is judged against the clipped blocks' own estimate too: a hot
+        // microphone's clipped echo at the far end's return after a pause passed the other for a talker, and the gentle
+        // gain of double talk let that echo through at 11-16 dB for two seconds (`HotMicrophoneTests`). A talker heard
+        // already is followed against the lower one (judged against both, our g07's DT STOI 0.862 instead of 0.871).
+        let onset = BinMask(repeating: !detector.nearEndActive)
         for k in stride(from: 0, to: laneBinCount, by: 4) {
             let noiseK = lanes(noise, k), estimate = lanes(estimateTail, k)
             let echoActive = farEnd .| (estimate .> noiseK)
@@ -366,7 +372,8 @@ public final class ResidualEchoSuppressor {
             let mean = maximum(lanes(coupling.weightedAudibleLeakage, k) * estimate,
                                lanes(coupling.weightedAudibleCoupling, k) * reference)
             let heard = filterFindsLeakedEcho ? pessimistic : minimum(pessimistic, margin * mean)
-            let clippedHeard = maximum(heard, learned).replacing(with: heard, where: .!clipped)
+            let clippedHeard = maximum(heard, maximum(learned, clippedLearned).replacing(with: learned, where: .!onset))
+                .replacing(with: heard, where: .!clipped)
             let detectable = (clippedHeard + late).replacing(with: 0, where: echoMask)
             // The part of the output the estimate predicts linearly is echo the filter has not caught up with
             // (a louder or moved path): it counts at once, before the learned ratios follow.
