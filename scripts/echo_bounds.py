@@ -28,28 +28,47 @@ def figure(value, digits=1):
     return '-' if value is None else f'{value:.{digits}f}'
 
 
+FIGURES = ('erle_db', 'last_far_erle_db', 'reconv20_s', 'dt_stoi', 'dt_near_gain_db')
+
+
+def figures(row):
+    """The figures the report compares, from one scene's yardstick row."""
+    values = {key: row.get(key) for key in FIGURES}
+    values['last_far_erle_db'] = (row.get('erle_segments_db') or [None])[-1]
+    return values
+
+
 def report(results_path):
+    """Prints ours against the perfect canceller per scene and writes the same as bounds.json beside the results."""
     with open(results_path) as f:
         results = json.load(f)
     ours, best = (results['systems'][name]['scenes'] for name in ('project', 'perfect'))
     print(f"\n{results['config_name']}: ours / the perfect canceller's")
     print(f"{'scene':34s} {'ERLE dB':>15s} {'ours-perfect':>12s} {'last far dB':>15s} {'re-conv s':>11s} "
-          f"{'DT STOI':>15s}")
-    short = []
+          f"{'DT STOI':>15s} {'DT near dB':>15s}")
+    rows, short = [], []
     for scene in results['scene_ids']:
         a, b = ours[scene], best[scene]
         if a.get('status') != 'ok' or b.get('status') != 'ok':
             print(f'{scene:34s} failed: {a.get("error") or b.get("error")}')
+            rows.append({'scene': scene, 'failed': a.get('error') or b.get('error')})
             continue
-        last = [(r.get('erle_segments_db') or [None])[-1] for r in (a, b)]
-        excess = a['erle_db'] - b['erle_db']
+        x, y = figures(a), figures(b)
+        excess = x['erle_db'] - y['erle_db']
         if excess < -BOUND_MARGIN_DB:
             short.append(scene)
-        print(f"{scene:34s} {figure(a['erle_db']):>6s} / {figure(b['erle_db']):>6s} {excess:>+12.1f} "
-              f"{figure(last[0]):>6s} / {figure(last[1]):>6s} {figure(a.get('reconv20_s')):>4s} / "
-              f"{figure(b.get('reconv20_s')):>4s} {figure(a.get('dt_stoi'), 3):>6s} / {figure(b.get('dt_stoi'), 3):>6s}")
+        rows.append({'scene': scene, 'ours': x, 'perfect': y, 'erle_over_perfect_db': round(excess, 2),
+                     'canceller_short': excess < -BOUND_MARGIN_DB})
+        print(f"{scene:34s} {figure(x['erle_db']):>6s} / {figure(y['erle_db']):>6s} {excess:>+12.1f} "
+              f"{figure(x['last_far_erle_db']):>6s} / {figure(y['last_far_erle_db']):>6s} "
+              f"{figure(x['reconv20_s']):>4s} / {figure(y['reconv20_s']):>4s} "
+              f"{figure(x['dt_stoi'], 3):>6s} / {figure(y['dt_stoi'], 3):>6s} "
+              f"{figure(x['dt_near_gain_db']):>6s} / {figure(y['dt_near_gain_db']):>6s}")
     print(f"ERLE more than {BOUND_MARGIN_DB:g} dB under the perfect canceller's (the canceller's to raise; elsewhere "
           f"the scene bounds it): {', '.join(short) if short else 'none'}")
+    with open(os.path.join(os.path.dirname(results_path), 'bounds.json'), 'w') as f:
+        json.dump({'config_name': results['config_name'], 'bound_margin_db': BOUND_MARGIN_DB, 'scenes': rows}, f,
+                  indent=1)
 
 
 def main():
