@@ -24,14 +24,12 @@ struct HotMicrophoneTests {
         #expect(erle > 30, "ERLE \(erle) dB from 3 s")
     }
 
-    @Test("a talker over an echo 12 dB louder than the reference, the microphone clipping on its peaks: heard")
-    func talkerOverAClippingHotMicrophone() throws {
-        let far = try Signal.farSpeech(seconds: 12, sampleRate: Scene.rate).map { $0 * 0.5 }
-        let start = 8 * Scene.rate
+    /// 12 s of far-end speech at `scale` of the fixture's level, its echo 12 dB or more above it and `near` added,
+    /// through a microphone that clips at full scale, as a hot converter does; checks the echo's level and that
+    /// 0.3-3 % of the microphone clipped.
+    static func clippingHotMicrophone(scale: Float, near: [Float] = []) throws -> (far: [Float], microphone: [Float]) {
+        let far = try Signal.farSpeech(seconds: 12, sampleRate: Scene.rate).map { $0 * scale }
         let echo = Scene.roomEcho(far, bulkMilliseconds: 60, seed: 147, gain: 5)
-        let speech = try Signal.fixture("near-speech-16k.wav", sampleRate: Scene.rate)
-        var near = [Float](repeating: 0, count: far.count)
-        for index in start..<far.count { near[index] = 0.5 * speech[(index - start) % speech.count] }
         let fullScale: Float = 32767 / 32768
         let microphone = Scene.mix(echo, near, Scene.fixture.noise(count: far.count, rms: 0.0003, seed: 148))
             .map { min(max($0, -fullScale), fullScale) }
@@ -39,6 +37,16 @@ struct HotMicrophoneTests {
         #expect(level > 12, "the echo only \(level) dB louder than the reference")
         let clipped = Double(microphone.filter { abs($0) >= fullScale }.count) / Double(microphone.count)
         #expect(clipped > 0.003 && clipped < 0.03, "\(clipped * 100) % of the microphone clipped")
+        return (far, microphone)
+    }
+
+    @Test("a talker over an echo 12 dB louder than the reference, the microphone clipping on its peaks: heard")
+    func talkerOverAClippingHotMicrophone() throws {
+        let start = 8 * Scene.rate, count = 12 * Scene.rate
+        let speech = try Signal.fixture("near-speech-16k.wav", sampleRate: Scene.rate)
+        var near = [Float](repeating: 0, count: count)
+        for index in start..<count { near[index] = 0.5 * speech[(index - start) % speech.count] }
+        let (far, microphone) = try Self.clippingHotMicrophone(scale: 0.5, near: near)
         let (output, _) = try Scene.process(microphone: microphone, far: far)
 
         let gain = Scene.nearGainDB(output, near: near, frames: start..<(start + 2 * Scene.rate))
@@ -55,13 +63,7 @@ struct HotMicrophoneTests {
         (scale: Float(0.7), from: 9.0, minimumDecibels: 30.0),
     ])
     func echoClippingAHotMicrophone(scale: Float, from: Double, minimumDecibels: Double) throws {
-        let far = try Signal.farSpeech(seconds: 12, sampleRate: Scene.rate).map { $0 * scale }
-        let echo = Scene.roomEcho(far, bulkMilliseconds: 60, seed: 147, gain: 5)
-        let fullScale: Float = 32767 / 32768
-        let microphone = Scene.mix(echo, Scene.fixture.noise(count: far.count, rms: 0.0003, seed: 148))
-            .map { min(max($0, -fullScale), fullScale) }
-        let clipped = Double(microphone.filter { abs($0) >= fullScale }.count) / Double(microphone.count)
-        #expect(clipped > 0.003 && clipped < 0.03, "\(clipped * 100) % of the microphone clipped")
+        let (far, microphone) = try Self.clippingHotMicrophone(scale: scale)
         let (output, _) = try Scene.process(microphone: microphone, far: far)
 
         let erle = Scene.erleDB(microphone, output, from: from, to: 12)

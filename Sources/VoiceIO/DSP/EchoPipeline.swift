@@ -78,8 +78,6 @@ public final class EchoPipeline: VoiceProcessor {
     private var isAGCRequested = false
     /// Blocks since the reference last carried the far end (saturating).
     private var blocksSinceFarEnd = Int.max / 2
-    /// Whether the last block's microphone clipped (`EchoCanceller.isMicrophoneClipped`).
-    private var wasMicrophoneClipped = false
     /// Blocks after the far end falls silent that still count as echo for gain control: the echo tail the
     /// filter covers.
     private let echoTailBlockCount: Int
@@ -332,8 +330,7 @@ public final class EchoPipeline: VoiceProcessor {
                                                            farEndActive: farEndActive,
                                                            isNearEndQuiet: suppressor.isNearEndQuiet)
         suppressor.filterFindsLeakedEcho = leakedEcho.isLeakedBlock
-        suppressor.isMicrophoneClipped = canceller.isMicrophoneClipped || wasMicrophoneClipped
-        wasMicrophoneClipped = canceller.isMicrophoneClipped
+        suppressor.isMicrophoneClipped = canceller.isMicrophoneClipped
         suppressor.process(output: error, echoEstimate: UnsafeBufferPointer(echoEstimate),
                            reference: UnsafeBufferPointer(rebasing: echo[..<blockFrameCount]))
         SampleConversion.int16(from: UnsafeBufferPointer(error), into: cancelled)

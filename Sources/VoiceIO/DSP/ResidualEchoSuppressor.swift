@@ -76,17 +76,19 @@ public final class ResidualEchoSuppressor {
     /// moved, or the pre-echo of an onset, not yet told apart): it is suppressed to the comfort noise, taken for
     /// no talker and learned from by none of the ratios, which stay as they were. Set it per block; real-time safe.
     public var isOutputFilterError = false
-    /// Whether the microphone clipped in this block or the last (the analysis window spans both): the output then holds
-    /// the clipping's distortion, which a linear filter leaves whatever it learned. The detector's own ratios do not
-    /// learn upward from it, and the detector reads the gain's estimate there, which does: a hot microphone's clipped
-    /// echo peaks had taught the detector's ratios its distortion, and a talker in the blocks that did not clip then had
-    /// to stand that much higher to be heard (our hot-microphone g07, 12 dB hot, 1.4 % of its samples clipped: the
+    /// Whether the microphone clipped in this block (the analysis window, which spans the last block too, counts as
+    /// clipped while either did): the output then holds the clipping's distortion, which a linear filter leaves whatever
+    /// it learned. The detector's own ratios do not learn upward from it, and the detector reads the gain's estimate
+    /// there, which does: a hot microphone's clipped echo peaks had taught the detector's ratios its distortion, and a
+    /// talker in the blocks that did not clip then had to stand that much higher to be heard (our hot-microphone g07, 12 dB hot, 1.4 % of its samples clipped: the
     /// talker −2.7 dB over its double talk and unheard for its first 0.6 s; −1.6 dB now, DT STOI 0.85 → 0.89). The gain
     /// there takes the larger of its ratios' estimate and the one from ratios learned on clipped blocks alone
     /// (`ResidualEchoCoupling.clippedLeakage`): the clipped blocks leave more than the mean of all blocks says (g07's ERLE
     /// 32.7 → 34.1 dB, g02's 42.5 → 44.5); so does the detector while it hears no talker (see `process`). Set it per
     /// block; real-time safe.
     var isMicrophoneClipped = false
+    /// `isMicrophoneClipped` of the last block: the analysis window spans both.
+    private var wasMicrophoneClipped = false
     /// Whether the linear filter's own leak estimate finds this block's output leaked echo (its leaked echo 3 times its
     /// error: `LeakedEchoWatch.isLeakedBlock`): a leftover the filter itself takes for echo (a path that just
     /// changed) is heard against the detector's pessimistic estimate only (`ResidualEchoCoupling`). At more leaked echo
@@ -344,12 +346,13 @@ public final class ResidualEchoSuppressor {
         let farEnd = BinMask(repeating: farEndActive)
         let margin = BinLanes(repeating: Self.weightedDetectionMargin)
         let binIndex = SIMD4<Int32>(0, 1, 2, 3)
-        let clipped = BinMask(repeating: isMicrophoneClipped)
+        let clipped = isMicrophoneClipped || wasMicrophoneClipped
+        wasMicrophoneClipped = isMicrophoneClipped
         // A clipped block with no talker heard is judged against the clipped blocks' own estimate too: a hot
         // microphone's clipped echo at the far end's return after a pause passed the other for a talker, and the gentle
         // gain of double talk let that echo through at 11-16 dB for two seconds (`HotMicrophoneTests`). A talker heard
         // already is followed against the lower one (judged against both, our g07's DT STOI 0.862 instead of 0.871).
-        let onset = BinMask(repeating: !detector.nearEndActive)
+        let isClippedOnset = clipped && !detector.nearEndActive
         for k in stride(from: 0, to: laneBinCount, by: 4) {
             let noiseK = lanes(noise, k), estimate = lanes(estimateTail, k)
             let echoActive = farEnd .| (estimate .> noiseK)
@@ -360,9 +363,9 @@ public final class ResidualEchoSuppressor {
                                      lanes(coupling.spreadCoupling, k) * spreadEstimate)
             let learned = maximum(linear, unmodelled)
             // A clipped block's gain takes the larger of the two ratios' estimates (`ResidualEchoCoupling`).
-            let clippedLearned = maximum(lanes(coupling.clippedLeakage, k) * estimate,
-                                         lanes(coupling.clippedReferenceCoupling, k) * reference)
-            let leftover = maximum(learned, clippedLearned).replacing(with: learned, where: .!clipped)
+            let leftover = clipped ? maximum(learned, maximum(lanes(coupling.clippedLeakage, k) * estimate,
+                                                              lanes(coupling.clippedReferenceCoupling, k) * reference))
+                                   : learned
             let residual = (leftover + late).replacing(with: 0, where: echoMask)
             let audibleReference = lanes(coupling.audibleCoupling, k) * reference
             let audible = (maximum(linear, audibleReference) + late).replacing(with: 0, where: echoMask)
@@ -372,8 +375,7 @@ public final class ResidualEchoSuppressor {
             let mean = maximum(lanes(coupling.weightedAudibleLeakage, k) * estimate,
                                lanes(coupling.weightedAudibleCoupling, k) * reference)
             let heard = filterFindsLeakedEcho ? pessimistic : minimum(pessimistic, margin * mean)
-            let clippedHeard = maximum(heard, maximum(learned, clippedLearned).replacing(with: learned, where: .!onset))
-                .replacing(with: heard, where: .!clipped)
+            let clippedHeard = clipped ? maximum(heard, isClippedOnset ? leftover : learned) : heard
             let detectable = (clippedHeard + late).replacing(with: 0, where: echoMask)
             // The part of the output the estimate predicts linearly is echo the filter has not caught up with
             // (a louder or moved path): it counts at once, before the learned ratios follow.
@@ -434,7 +436,7 @@ public final class ResidualEchoSuppressor {
             coupling.learn(outputPower: outputPower, noise: noise, lateEnergy: lateEnergy, lateSum: lateSum,
                            estimate: estimateTail, reference: referenceTail, totalEstimate: totalEstimate,
                            isQuiet: isNearEndQuiet || isOutputLeakedEcho, mayRise: !holding, echoPathGain: microphoneGain,
-                           isMicrophoneClipped: isMicrophoneClipped)
+                           isMicrophoneClipped: clipped)
         }
 
         let overestimate = nearEnd ? Self.doubleTalkOverestimate
