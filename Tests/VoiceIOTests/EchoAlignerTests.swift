@@ -32,4 +32,48 @@ import Testing
         #expect(abs(beforePause - 200) <= 30, "before the pause \(beforePause) ppm")
         #expect(abs(afterPause - beforePause) <= 5, "after the pause \(afterPause) ppm, before it \(beforePause)")
     }
+
+    /// Residuals measured downstream (`EchoPathSlide`) correct the drift by half of each, the line's estimate then no
+    /// longer read.
+    @Test func residualsTrimTheCompensatedDrift() throws {
+        let (far, mic) = DriftEstimatorTests.driftingScene(ppm: 200, seconds: 16)
+        let aligner = EchoAligner(sampleRate: Self.rate, maximumBlockFrames: Self.block)
+        // The drift compensated every half second from 8 s, each time followed by the residual a filter finds for
+        // clocks 230 ppm apart (taken from the next block on).
+        var compensated: [Double] = []
+        far.withUnsafeBufferPointer { f in
+            mic.withUnsafeBufferPointer { m in
+                for start in stride(from: 0, through: f.count - Self.block, by: Self.block) {
+                    aligner.observe(microphone: UnsafeBufferPointer(rebasing: m[start..<start + Self.block]),
+                                    reference: UnsafeBufferPointer(rebasing: f[start..<start + Self.block]))
+                    if start >= 8 * Self.rate, start % (Self.rate / 2) == 0, let ppm = aligner.driftPPM {
+                        compensated.append(ppm)
+                        aligner.trimDrift(byResidualPPM: 230 - ppm)
+                    }
+                }
+            }
+        }
+        let first = try #require(compensated.first), last = try #require(compensated.last)
+        #expect(abs(first - 200) < 15, "the line's own estimate at 8 s: \(first) ppm")
+        #expect(abs(last - 230) < 0.5, "after \(compensated.count) residuals: \(compensated.map { Int($0.rounded()) }) ppm")
+    }
+
+    /// Before the drift is known, and for clocks that agree (under 20 ppm), residuals are not taken.
+    @Test func residualsWaitForADriftToTrim() {
+        let (far, mic) = DriftEstimatorTests.driftingScene(ppm: 0, seconds: 8)
+        let aligner = EchoAligner(sampleRate: Self.rate, maximumBlockFrames: Self.block)
+        aligner.trimDrift(byResidualPPM: 80)
+        #expect(aligner.driftPPM == nil)
+        far.withUnsafeBufferPointer { f in
+            mic.withUnsafeBufferPointer { m in
+                for start in stride(from: 0, through: f.count - Self.block, by: Self.block) {
+                    aligner.observe(microphone: UnsafeBufferPointer(rebasing: m[start..<start + Self.block]),
+                                    reference: UnsafeBufferPointer(rebasing: f[start..<start + Self.block]))
+                }
+            }
+        }
+        let before = aligner.driftPPM ?? 0
+        aligner.trimDrift(byResidualPPM: 80)
+        #expect(abs(before) < 20 && aligner.driftPPM ?? 0 == before, "\(before) ppm trimmed to \(aligner.driftPPM ?? 0)")
+    }
 }

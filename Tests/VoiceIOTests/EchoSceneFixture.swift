@@ -78,11 +78,12 @@ struct EchoSceneFixture {
     }
 
     /// The direct path of a drifting echo: `source` delayed by bulk − ppm·10⁻⁶·t (the yardstick's sign:
-    /// positive drift shrinks the delay), read with linear interpolation, plus a few reflections.
-    func driftingEcho(_ source: [Float], bulkMilliseconds: Double, ppm: Double, gain: Float) -> [Float] {
+    /// positive drift shrinks the delay), read with linear interpolation, plus a few reflections (seconds after the
+    /// direct path, gain).
+    func driftingEcho(_ source: [Float], bulkMilliseconds: Double, ppm: Double, gain: Float,
+                      reflections: [(Double, Float)] = [(0, 1), (0.0031, 0.4), (0.0074, -0.3), (0.013, 0.2)]) -> [Float] {
         let rate = Double(sampleRate)
         var out = [Float](repeating: 0, count: source.count)
-        let reflections: [(Double, Float)] = [(0, 1), (0.0031, 0.4), (0.0074, -0.3), (0.013, 0.2)]
         source.withUnsafeBufferPointer { s in
             out.withUnsafeMutableBufferPointer { o in
                 for i in 0..<o.count {

@@ -68,6 +68,7 @@ final class BlockAdaptiveFilter {
     private let shadowStepPerBin: UnsafeMutablePointer<Float>
     /// The start-up profile of `partitionWeight` (about ten times more step for the first partition than the last).
     private let shadowPartitionWeight: UnsafeMutablePointer<Float>
+    private let weightSnapshot: UnsafeMutablePointer<Float>      // longestPartitionCount × 2 × laneBinCount
     private var shadowErrorSmoothed: Float = 0, foregroundErrorSmoothed: Float = 0, nearSmoothed: Float = 0
     private var shadowWinningBlocks = 0
     /// Finds a path that moved where the shadow has not won by its margin (see `judgeShadow`).
@@ -158,6 +159,7 @@ final class BlockAdaptiveFilter {
         shadowErrorSpectrum = .zeroed(spectrum)
         shadowStepPerBin = .zeroed(laneBinCount)
         shadowPartitionWeight = .zeroed(longest)
+        weightSnapshot = .zeroed(longest * spectrum)
         for i in 0..<(2 * frameCount) {
             crossfade[i] = Float(0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(2 * frameCount)))
         }
@@ -189,7 +191,7 @@ final class BlockAdaptiveFilter {
         for pointer in [referenceWindow, nearBlock, foregroundEcho, backgroundEcho, scratch, errorWindow,
                         trustedMicrophone, referenceSpectra, background, foreground, accumulator, errorSpectrum,
                         partitionWeight, crossfade, shadow, shadowEcho, shadowErrorWindow, shadowErrorSpectrum,
-                        shadowStepPerBin, shadowPartitionWeight, derivativeWindow, derivativeSpectra, derivativeEcho] {
+                        shadowStepPerBin, shadowPartitionWeight, weightSnapshot, derivativeWindow, derivativeSpectra, derivativeEcho] {
             pointer.deallocate()
         }
     }
@@ -598,5 +600,39 @@ final class BlockAdaptiveFilter {
             inverse(spectrum(background, j), into: scratch)
             for i in 0..<frameCount { taps[j * frameCount + i] = scratch[i] / inverseScale }
         }
+    }
+
+    /// Keeps the adapting filter's weights for `shiftSinceSnapshot`. Real-time safe.
+    func takeWeightSnapshot() {
+        weightSnapshot.update(from: background, count: longestPartitionCount * 2 * laneBinCount)
+    }
+
+    /// How far the adapting filter's impulse response moved since `takeWeightSnapshot`, in frames (positive: later),
+    /// from the phase slope of the two weight sets' cross-spectrum summed over partitions, bins 1 to `highestBin`; and
+    /// how alike the two are but for that move (the cross-spectrum's magnitude over the two energies, 0 ... 1).
+    /// Real-time safe.
+    func shiftSinceSnapshot(highestBin: Int) -> (frames: Float, similarity: Float) {
+        let top = min(max(highestBin, 1), binCount - 1)
+        var slopeSum: Float = 0, slopeWeight: Float = 0, magnitudeSum: Float = 0, nowEnergy: Float = 0, thenEnergy: Float = 0
+        for k in 1...top {
+            var re: Float = 0, im: Float = 0
+            for j in 0..<partitionCount {
+                let now = spectrum(background, j), then = spectrum(weightSnapshot, j)
+                let nr = now[k], ni = now[laneBinCount + k], tr = then[k], ti = then[laneBinCount + k]
+                re += nr * tr + ni * ti
+                im += ni * tr - nr * ti
+                nowEnergy += nr * nr + ni * ni
+                thenEnergy += tr * tr + ti * ti
+            }
+            let magnitude = (re * re + im * im).squareRoot()
+            let phase = atan2f(im, re)
+            let bin = Float(k)
+            slopeSum += magnitude * bin * phase
+            slopeWeight += magnitude * bin * bin
+            magnitudeSum += magnitude
+        }
+        guard slopeWeight > 0, nowEnergy > 0, thenEnergy > 0 else { return (0, 0) }
+        let frames = -Float(windowFrameCount) / (2 * Float.pi) * slopeSum / slopeWeight
+        return (frames, magnitudeSum / (nowEnergy * thenEnergy).squareRoot())
     }
 }

@@ -123,6 +123,15 @@ public final class EchoCanceller {
     /// Real-time safe.
     public func extendToLongestFilter() { filter.extendToLongest() }
 
+    /// Keeps the filter's weights for `shiftSinceSnapshot`. Real-time safe.
+    func takeWeightSnapshot() { filter.takeWeightSnapshot() }
+
+    /// How far the filter's impulse response moved since `takeWeightSnapshot`, in frames (positive: later), measured
+    /// up to `highestHertz`, and how alike the two responses are but for the move (0 ... 1). Real-time safe.
+    func shiftSinceSnapshot(highestHertz: Double) -> (frames: Float, similarity: Float) {
+        filter.shiftSinceSnapshot(highestBin: Int(highestHertz * Double(2 * frameCount) / Double(sampleRate)))
+    }
+
     /// Forgets the learned echo path. Real-time safe.
     public func reset() { filter.reset() }
 }

@@ -64,6 +64,8 @@ public final class EchoPipeline: VoiceProcessor {
     /// Pre-filters the microphone so the canceller's wide 8–11 kHz DC notch comes out as a narrow one; nil from 12 kHz.
     private var widener: NotchWidener?
     private var tailEstimator: EchoTailEstimator
+    /// The clock drift the aligner leaves, read from the filter's response sliding along its taps.
+    private(set) var slide: EchoPathSlide
     private let impulseResponse: UnsafeMutableBufferPointer<Int32>
     private var blocksUntilTailUpdate = 0
     /// Whether the room rings past the filter (then grown to `longRoomFilterLengthMilliseconds`), and whether the far
@@ -156,6 +158,7 @@ public final class EchoPipeline: VoiceProcessor {
         impulseResponse = .allocate(capacity: canceller.longestFilterLengthFrames)
         impulseResponse.initialize(repeating: 0)
         tailEstimator = EchoTailEstimator(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
+        slide = EchoPathSlide(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
         longRoom = LongRoomWatch(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
         suppressor = ResidualEchoSuppressor(sampleRate: sampleRate, blockFrameCount: blockFrameCount,
                                             longestLateDelayBlocks: canceller.longestFilterLengthFrames / blockFrameCount)
@@ -298,6 +301,8 @@ public final class EchoPipeline: VoiceProcessor {
         // scene m01: 2.2 dB lost in double talk, 0.9 now). A path that moved in the pause is still reset (.sudden).
         suppressor.isOutputFilterError = misadjustment.isSuddenPending && misadjustment.isFarEndReturning
         unexplainedPowerRatio = errorPower / max(microphonePower, 1e-12)
+        slide.observe(canceller, farEndActive: farEndActive, isTalkerHeard: suppressor.detector.nearEndActive,
+                      microphonePower: filteredMicrophonePower, errorPower: errorPower)
         let blockFrames = Float(blockFrameCount)
         linearERLE.add(microphoneMeanSquare: microphonePower / blockFrames, processedMeanSquare: errorPower / blockFrames,
                        gate: farEndActive ? .echo : .quietReference, bypassed: false)
@@ -399,5 +404,6 @@ public final class EchoPipeline: VoiceProcessor {
             suppressor.forgetEchoCoupling()
         }
         misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks)
+        slide.restart()
     }
 }

@@ -50,6 +50,8 @@ final class CaptureChain {
     private(set) var doubleTalkBlockCount = 0
     private(set) var suppressionSumDB: Double = 0
     private var realignmentsSeen = 0
+    /// `EchoPathSlide.measurementCount` when the aligner last took its residual.
+    private var slideMeasurementsSeen = 0
     /// Blocks in which the far end played before the aligner first locked onto its echo.
     private var unalignedFarEndBlocks = 0
     /// Far-end blocks without a lock after which the reference counts as aligned all the same: a far end that
@@ -184,6 +186,11 @@ final class CaptureChain {
                 processedBlock[index] = bypassWeight * crossfadeBlock[index] + (1 - bypassWeight) * processedBlock[index]
             }
             wasBypassed = bypass
+        }
+        // The drift the filter found left over corrects the aligner's (`EchoAligner.trimDrift`).
+        if pipeline.slide.measurementCount != slideMeasurementsSeen {
+            slideMeasurementsSeen = pipeline.slide.measurementCount
+            aligner.trimDrift(byResidualPPM: pipeline.slide.residualDriftPPM)
         }
         // Double talk is not echo: the near voice is meant to stay, and would pass for unremoved echo.
         let gate: ERLEMeter.Gate = referencePower <= ERLEMeter.minimumEchoMeanSquare ? .quietReference
