@@ -76,4 +76,35 @@ import Testing
         aligner.trimDrift(byResidualPPM: 80)
         #expect(abs(before) < 20 && aligner.driftPPM ?? 0 == before, "\(before) ppm trimmed to \(aligner.driftPPM ?? 0)")
     }
+
+    /// A residual that points at the line's estimate (within half of it either way) takes that estimate whole; one that
+    /// points away is taken by half.
+    @Test func aResidualThatAgreesWithTheLineTakesIt() throws {
+        func aligner(thenResidual residual: (_ line: Double, _ compensated: Double) -> Double) throws
+            -> (line: Double, compensated: Double) {
+            let (far, mic) = DriftEstimatorTests.driftingScene(ppm: 200, seconds: 12)
+            let aligner = EchoAligner(sampleRate: Self.rate, maximumBlockFrames: Self.block)
+            var line = 0.0
+            far.withUnsafeBufferPointer { f in
+                mic.withUnsafeBufferPointer { m in
+                    for start in stride(from: 0, through: f.count - Self.block, by: Self.block) {
+                        aligner.observe(microphone: UnsafeBufferPointer(rebasing: m[start..<start + Self.block]),
+                                        reference: UnsafeBufferPointer(rebasing: f[start..<start + Self.block]))
+                        // At 10 s a first residual of 60 ppm (the line's estimate held since 8 s), and at 11 s the next.
+                        if start == 10 * Self.rate, let ppm = aligner.driftPPM {
+                            line = ppm
+                            aligner.trimDrift(byResidualPPM: 60)
+                        } else if start == 11 * Self.rate, let ppm = aligner.driftPPM {
+                            aligner.trimDrift(byResidualPPM: residual(line, ppm))
+                        }
+                    }
+                }
+            }
+            return (line, try #require(aligner.driftPPM))
+        }
+        let agreeing = try aligner { line, compensated in 0.8 * (line - compensated) }
+        #expect(abs(agreeing.compensated - agreeing.line) < 2, "\(agreeing)")
+        let away = try aligner { _, _ in 10 }
+        #expect(abs(away.compensated - (away.line + 30 + 5)) < 2, "\(away)")
+    }
 }
