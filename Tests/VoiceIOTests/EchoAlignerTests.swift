@@ -55,7 +55,8 @@ import Testing
         }
         let first = try #require(compensated.first), last = try #require(compensated.last)
         #expect(abs(first - 200) < 15, "the line's own estimate at 8 s: \(first) ppm")
-        #expect(abs(last - 230) < 0.5, "after \(compensated.count) residuals: \(compensated.map { Int($0.rounded()) }) ppm")
+        #expect(abs(last - 230) < 0.5,
+                "after \(compensated.count) residuals: \(compensated.map { Int($0.rounded()) }) ppm")
     }
 
     /// Before the drift is known, and for clocks that agree (under 20 ppm), residuals are not taken.
@@ -74,7 +75,8 @@ import Testing
         }
         let before = aligner.driftPPM ?? 0
         aligner.trimDrift(byResidualPPM: 80)
-        #expect(abs(before) < 20 && aligner.driftPPM ?? 0 == before, "\(before) ppm trimmed to \(aligner.driftPPM ?? 0)")
+        #expect(abs(before) < 20 && aligner.driftPPM ?? 0 == before,
+                "\(before) ppm trimmed to \(aligner.driftPPM ?? 0)")
     }
 
     /// A residual that points at the line's estimate (within half of it either way) takes that estimate whole; one that
@@ -90,7 +92,7 @@ import Testing
                     for start in stride(from: 0, through: f.count - Self.block, by: Self.block) {
                         aligner.observe(microphone: UnsafeBufferPointer(rebasing: m[start..<start + Self.block]),
                                         reference: UnsafeBufferPointer(rebasing: f[start..<start + Self.block]))
-                        // At 10 s a first residual of 60 ppm (the line's estimate held since 8 s), and at 11 s the next.
+                        // At 10 s a first residual of 60 ppm (the line's estimate held since 8 s), at 11 s the next.
                         if start == 10 * Self.rate, let ppm = aligner.driftPPM {
                             line = ppm
                             aligner.trimDrift(byResidualPPM: 60)

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import VoiceIO
 
@@ -8,26 +9,58 @@ import Testing
     static let block = 160
     static let fixture = EchoSceneFixture(sampleRate: rate)
 
-    /// A canceller that learned a two-tap path for 3 s, then a second more of the path `moveFrames` later: how far its
-    /// response moved over that second, by `shiftSinceSnapshot`.
-    static func measuredMove(moveFrames: Int) throws -> (frames: Float, similarity: Float) {
+    /// Runs `far` block by block through a two-tap path, `delayFrames(start)` frames behind it at each block, into a
+    /// new canceller; `each` sees the canceller after every block with the block's microphone and output powers.
+    static func cancel(_ far: [Float], delayFrames: (Int) -> Int,
+                       each: (_ start: Int, EchoCanceller, _ microphonePower: Float, _ errorPower: Float) -> Void) throws {
         let canceller = try EchoCanceller(frameCount: block, filterLengthMilliseconds: 100, sampleRate: rate)
-        let far = fixture.noise(count: 4 * rate, rms: 0.1, seed: 5).map { Int16(($0 * 32767).rounded()) }
+        let reference = far.map { Int16(($0 * 32767).rounded()) }
         var microphone = [Int16](repeating: 0, count: block), output = [Int16](repeating: 0, count: block)
-        for start in stride(from: 0, to: far.count - block, by: block) {
-            if start == 3 * rate { canceller.takeWeightSnapshot() }
-            let delay = 40 + (start >= 3 * rate ? moveFrames : 0)
+        for start in stride(from: 0, to: reference.count - block, by: block) {
+            let delay = delayFrames(start)
             for index in 0..<block {
                 let now = start + index
-                let direct = now >= delay ? Float(far[now - delay]) : 0
-                let reflection = now >= delay + 17 ? Float(far[now - delay - 17]) : 0
+                let direct = now >= delay ? Float(reference[now - delay]) : 0
+                let reflection = now >= delay + 17 ? Float(reference[now - delay - 17]) : 0
                 microphone[index] = Int16((0.5 * direct - 0.2 * reflection).rounded())
             }
-            far.withUnsafeBufferPointer { reference in
-                canceller.process(microphone: microphone, reference: reference.baseAddress! + start, output: &output)
+            reference.withUnsafeBufferPointer { r in
+                canceller.process(microphone: microphone, reference: r.baseAddress! + start, output: &output)
             }
+            let microphonePower = microphone.reduce(Float(0)) { $0 + Float($1) * Float($1) }
+            let errorPower = output.reduce(Float(0)) { $0 + Float($1) * Float($1) }
+            each(start, canceller, microphonePower, errorPower)
         }
-        return canceller.shiftSinceSnapshot(highestHertz: 3000)
+    }
+
+    /// A canceller that learned a two-tap path for 3 s, then a second more of the path `moveFrames` later: how far its
+    /// response moved over that second, by `shiftSinceSnapshot`.
+    static func measuredMove(moveFrames: Int) throws -> (frames: Float, similarity: Float, spread: Float) {
+        var move: (frames: Float, similarity: Float, spread: Float) = (0, 0, 0)
+        let far = fixture.noise(count: 4 * rate, rms: 0.1, seed: 5)
+        try cancel(far, delayFrames: { $0 >= 3 * rate ? 40 + moveFrames : 40 }) { start, canceller, _, _ in
+            if start + block == 3 * rate { canceller.takeWeightSnapshot() }
+            move = canceller.shiftSinceSnapshot(highestHertz: 3000)
+        }
+        return move
+    }
+
+    /// Measurements `EchoPathSlide` counts over 6 s of a far end through a still two-tap path.
+    static func measurementCount(far: [Float]) throws -> Int {
+        var slide = EchoPathSlide(sampleRate: rate, blockFrameCount: block)
+        try cancel(far, delayFrames: { _ in 40 }) { _, canceller, microphonePower, errorPower in
+            slide.observe(canceller, farEndActive: true, isTalkerHeard: false, microphonePower: microphonePower,
+                          errorPower: errorPower)
+        }
+        return slide.measurementCount
+    }
+
+    /// A tone's echo fills one bin of the filter: the phase there tells no delay (a 1 kHz tone under 300 ppm read 10-15
+    /// ppm), and no measurement is counted. Noise through the same path is measured (the control).
+    @Test func aToneIsNotMeasured() throws {
+        let tone = (0..<(6 * Self.rate)).map { Float(0.1 * sin(2 * Double.pi * 1000 * Double($0) / Double(Self.rate))) }
+        #expect(try Self.measurementCount(far: tone) == 0)
+        #expect(try Self.measurementCount(far: Self.fixture.noise(count: 6 * Self.rate, rms: 0.1, seed: 7)) >= 3)
     }
 
     /// The response's move is read in frames, later positive, and a path that stayed reads none (the control).
@@ -56,5 +89,23 @@ import Testing
         #expect(late.count >= 15)
         let worst = late.map { abs($0 - 300) }.max() ?? .infinity
         #expect(worst < 8, "compensated drift over the last 8 s: \(late.map { Int($0.rounded()) }) ppm")
+    }
+
+    /// Speech, then a tone (hold music, a ringback) through an echo that drifts by 300 ppm, its reflections nearly as
+    /// strong as the direct path: the delay estimator's arrivals on a tone pull the line off (to 183 ppm before the
+    /// trim, over 5 s of the tone). The drift the filter measured in the speech holds through the tone.
+    @Test func theTrimmedDriftHoldsThroughATone() throws {
+        let speech = try Signal.fixture("far-speech-16k.wav", sampleRate: Self.rate)
+        let tone = (0..<(14 * Self.rate)).map { Float(0.1 * sin(2 * Double.pi * 1000 * Double($0) / Double(Self.rate))) }
+        let far = Array((speech + speech).prefix(12 * Self.rate)) + tone
+        try #require(far.count == 26 * Self.rate, "the speech fixture twice over is shorter than 12 s")
+        let echo = Self.fixture.driftingEcho(far, bulkMilliseconds: 80, ppm: 300, gain: 0.4,
+                                             reflections: [(0, 1), (0.0011, 0.9), (0.0024, -0.8), (0.0043, 0.7),
+                                                           (0.0074, -0.4)])
+        let microphone = EchoSceneProcessingTests.mix(echo, Self.fixture.noise(count: far.count, rms: 0.0003, seed: 9))
+        let (_, processor) = try EchoSceneProcessingTests.process(microphone: microphone, far: far)
+        let drift = processor.trace.filter { $0.endSeconds > 12 }.compactMap(\.driftPPM)
+        let worst = drift.map { abs($0 - 300) }.max() ?? .infinity
+        #expect(worst < 15, "compensated drift through the tone: \(drift.map { Int($0.rounded()) }) ppm")
     }
 }

@@ -81,7 +81,8 @@ struct EchoSceneFixture {
     /// positive drift shrinks the delay), read with linear interpolation, plus a few reflections (seconds after the
     /// direct path, gain).
     func driftingEcho(_ source: [Float], bulkMilliseconds: Double, ppm: Double, gain: Float,
-                      reflections: [(Double, Float)] = [(0, 1), (0.0031, 0.4), (0.0074, -0.3), (0.013, 0.2)]) -> [Float] {
+                      reflections: [(Double, Float)] = [(0, 1), (0.0031, 0.4), (0.0074, -0.3), (0.013, 0.2)])
+        -> [Float] {
         let rate = Double(sampleRate)
         var out = [Float](repeating: 0, count: source.count)
         source.withUnsafeBufferPointer { s in

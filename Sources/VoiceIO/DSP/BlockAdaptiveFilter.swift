@@ -609,11 +609,13 @@ final class BlockAdaptiveFilter {
 
     /// How far the adapting filter's impulse response moved since `takeWeightSnapshot`, in frames (positive: later),
     /// from the phase slope of the two weight sets' cross-spectrum summed over partitions, bins 1 to `highestBin`; and
-    /// how alike the two are but for that move (the cross-spectrum's magnitude over the two energies, 0 ... 1).
-    /// Real-time safe.
-    func shiftSinceSnapshot(highestBin: Int) -> (frames: Float, similarity: Float) {
+    /// how alike the two are but for that move (the cross-spectrum's magnitude over the two energies, 0 ... 1); and the
+    /// share of the bins the cross-spectrum spreads over (its magnitude's participation ratio: 1 when flat, 1/n for a
+    /// single bin of n), for a phase slope read off one or two bins of a tone says nothing. Real-time safe.
+    func shiftSinceSnapshot(highestBin: Int) -> (frames: Float, similarity: Float, spread: Float) {
         let top = min(max(highestBin, 1), binCount - 1)
-        var slopeSum: Float = 0, slopeWeight: Float = 0, magnitudeSum: Float = 0, nowEnergy: Float = 0, thenEnergy: Float = 0
+        var slopeSum: Float = 0, slopeWeight: Float = 0, magnitudeSum: Float = 0, magnitudeSquares: Float = 0
+        var nowEnergy: Float = 0, thenEnergy: Float = 0
         for k in 1...top {
             var re: Float = 0, im: Float = 0
             for j in 0..<partitionCount {
@@ -630,9 +632,11 @@ final class BlockAdaptiveFilter {
             slopeSum += magnitude * bin * phase
             slopeWeight += magnitude * bin * bin
             magnitudeSum += magnitude
+            magnitudeSquares += magnitude * magnitude
         }
-        guard slopeWeight > 0, nowEnergy > 0, thenEnergy > 0 else { return (0, 0) }
+        guard slopeWeight > 0, nowEnergy > 0, thenEnergy > 0 else { return (0, 0, 0) }
         let frames = -Float(windowFrameCount) / (2 * Float.pi) * slopeSum / slopeWeight
-        return (frames, magnitudeSum / (nowEnergy * thenEnergy).squareRoot())
+        return (frames, magnitudeSum / (nowEnergy * thenEnergy).squareRoot(),
+                magnitudeSum * magnitudeSum / (Float(top) * magnitudeSquares))
     }
 }

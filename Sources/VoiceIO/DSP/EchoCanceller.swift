@@ -127,8 +127,9 @@ public final class EchoCanceller {
     func takeWeightSnapshot() { filter.takeWeightSnapshot() }
 
     /// How far the filter's impulse response moved since `takeWeightSnapshot`, in frames (positive: later), measured
-    /// up to `highestHertz`, and how alike the two responses are but for the move (0 ... 1). Real-time safe.
-    func shiftSinceSnapshot(highestHertz: Double) -> (frames: Float, similarity: Float) {
+    /// up to `highestHertz`, how alike the two responses are but for the move (0 ... 1), and the share of the bins the
+    /// reading spreads over (`BlockAdaptiveFilter.shiftSinceSnapshot`). Real-time safe.
+    func shiftSinceSnapshot(highestHertz: Double) -> (frames: Float, similarity: Float, spread: Float) {
         filter.shiftSinceSnapshot(highestBin: Int(highestHertz * Double(2 * frameCount) / Double(sampleRate)))
     }
 

@@ -9,10 +9,11 @@ import Glibc
 ///
 /// Every `intervalSeconds` it compares the filter with itself an interval earlier. The comparison counts only when the
 /// filter followed the echo through both intervals (the far end playing in `minimumFarEndShare` of the blocks, no near
-/// talker heard, `minimumLinearERLEDB` or more taken off the microphone, no reset) and when the two responses are
-/// alike but for the move (`minimumSimilarity`: a path that moved changes its shape). The move over the interval is the
-/// residual drift (`residualDriftPPM`, counted in `measurementCount`); the interval after a measurement only settles
-/// (the filter still follows the drift compensated before the reader's correction).
+/// talker heard, `minimumLinearERLEDB` or more taken off the microphone, no reset), when the two responses are alike
+/// but for the move (`minimumSimilarity`: a path that moved changes its shape), and when the far end spread the reading
+/// over the band (`minimumSpread`: the phase of a tone's one or two bins tells no delay). The move over the interval is
+/// the residual drift (`residualDriftPPM`, counted in `measurementCount`); the interval after a measurement only
+/// settles (the filter still follows the drift compensated before the reader's correction).
 ///
 /// `observe` is real-time safe.
 struct EchoPathSlide {
@@ -28,7 +29,13 @@ struct EchoPathSlide {
     /// following all the same. With no threshold the hot-microphone g08 (9 % clipped) read 67 ppm off.
     private static var minimumLinearERLEDB: Double { 2 }
     private static var minimumSimilarity: Float { 0.8 }
-    /// The highest frequency whose phase is read: a move of up to 1 / (2 · 3 kHz) per interval (333 ppm) is unambiguous.
+    /// The share of the bins the reading must spread over: one or two tones from the start read 0.1-0.4 (a 1 kHz tone
+    /// under 300 ppm read 10-15 ppm, two tones 73-108 ppm), speech 0.5-0.95 (our test fixture's 0.5-0.6, the
+    /// yardstick's 0.7-0.95), music 0.7-0.8. (A tone after speech reads the whole response learned before, unmoved:
+    /// a residual of 0.)
+    private static var minimumSpread: Float { 0.45 }
+    /// The highest frequency whose phase is read: a move of up to 1 / (2 · 3 kHz) per interval (333 ppm) is
+    /// unambiguous.
     private static var highestHertz: Double { 3000 }
     private static var minimumERLERatio: Float { Float(pow(10, minimumLinearERLEDB / 10)) }
     private let intervalFrames: Int
@@ -69,7 +76,7 @@ struct EchoPathSlide {
         var measured = false
         if following && wasFollowing && hasSnapshot {
             let move = canceller.shiftSinceSnapshot(highestHertz: Self.highestHertz)
-            if move.similarity >= Self.minimumSimilarity {
+            if move.similarity >= Self.minimumSimilarity && move.spread >= Self.minimumSpread {
                 // A response that moved later: the echo's delay grew, a drift the compensation overstates.
                 residualDriftPPM = -Double(move.frames) / Double(intervalFrames) * 1e6
                 measurementCount += 1

@@ -82,8 +82,8 @@ public final class EchoAligner {
         else { return }
         trimmedPPM = ppm + Self.trimGain * min(max(residualPPM, -Self.largestResidualPPM), Self.largestResidualPPM)
         // The line's estimate where the residual points, within half of it either way, is taken whole: a filter that
-        // lags a drift it is far from reads less than it is (our pathchange p08: 86 ppm for 120, a residual of 29 read, the
-        // line at 116 already).
+        // lags a drift it is far from reads less than it is (our pathchange p08: 86 ppm for 120, a residual of 29
+        // read, the line at 116 already).
         if let estimate = drift.driftPPM, residualPPM != 0,
            abs((estimate - ppm) / residualPPM - 1) <= Self.agreementShare {
             trimmedPPM = estimate
@@ -98,9 +98,9 @@ public final class EchoAligner {
     /// q04, its estimate creeping from 173 to 188 for 200, took none before its double talk).
     private static var steadyEstimatePPM: Double { 10 }
     private static var agreementShare: Double { 0.5 }
-    /// The line's estimate replaces the trimmed drift when it is this far from it, in the direction of a last residual
-    /// of `adoptionResidualPPM` or more: a first correction from an early, wrong estimate (-115 ppm for -300) is slow to
-    /// trim, measurements being few.
+    /// The line's estimate replaces the trimmed drift when it is this far from it, in the direction of a last
+    /// residual of `adoptionResidualPPM` or more: a first correction from an early, wrong estimate (-115 ppm for -300)
+    /// is slow to trim, measurements being few.
     private static var adoptionDistancePPM: Double { 50 }
     private static var adoptionResidualPPM: Double { 20 }
 
