@@ -47,6 +47,13 @@ public struct DoubleTalkDetector {
         return nearEndActive
     }
 
+    /// Whether the near end was heard for the first time in at least `quietFrames` frames, in the last frame or the one
+    /// before, and once only since: a block that follows such an onset may still show it was no talker
+    /// (`dismissFrame` then takes the onset back). Real-time safe.
+    func isFreshOnset(afterQuietFrames quietFrames: Int) -> Bool {
+        nearEndActive && crossingsSinceOnset == 1 && framesSinceNearEnd <= 1 && framesBeforeOnset > quietFrames
+    }
+
     /// The frame just seen held no talker (e.g. output the echo estimate predicts): no word ending is pending, so
     /// the hangover ends at once; and if the talker was heard in a single frame just before (an onset of one frame
     /// followed at once by echo) that frame was the echo's onset, and `framesSinceNearEnd` counts on from the
