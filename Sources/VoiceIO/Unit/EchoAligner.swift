@@ -72,10 +72,10 @@ public final class EchoAligner {
 
     /// Corrects the drift compensated by half of `residualPPM` (at most `largestResidualPPM`), or to the line's
     /// estimate where that agrees with the residual, a residual measured downstream: the echo canceller's filter
-    /// following echo that still slides (`EchoPathSlide`). The first
-    /// correction waits for an estimate that has held for a second and is `leastTrimmedPPM` or more (clocks that agree
-    /// are left to the line: a hall's long tail moves the response as it converges), and for a delay above the delay
-    /// line's shortest (an echo that comes sooner is not slid at all, and its residual reads zero). Real-time safe.
+    /// following echo that still slides (`EchoPathSlide`). The first correction waits for an estimate that has held
+    /// within `steadyEstimatePPM` for a second and is `leastTrimmedPPM` or more (clocks that agree are left to the
+    /// line: a hall's long tail moves the response as it converges), and for a delay above the delay line's shortest
+    /// (an echo that comes sooner is not slid at all, and its residual reads zero). Real-time safe.
     public func trimDrift(byResidualPPM residualPPM: Double) {
         guard let ppm = compensatedPPM, delayFrames > DelayLine.minimumDelayFrames + 1,
               trimmedPPM != nil || (framesSinceEstimateMoved >= sampleRate && abs(ppm) >= Self.leastTrimmedPPM)
