@@ -11,16 +11,24 @@ import Testing
         let (far, mic) = DriftEstimatorTests.driftingScene(ppm: ppm, seconds: seconds, pause: pause)
         let aligner = EchoAligner(sampleRate: rate, maximumBlockFrames: block)
         var perSecond: [Double?] = []
+        observe(aligner, far: far, microphone: mic) { start in
+            if (start + block) % rate == 0 { perSecond.append(aligner.driftPPM) }
+        }
+        return perSecond
+    }
+
+    /// Feeds `aligner` the scene block by block; `each` runs after every block with the block's first frame.
+    static func observe(_ aligner: EchoAligner, far: [Float], microphone: [Float],
+                        each: (_ start: Int) -> Void = { _ in }) {
         far.withUnsafeBufferPointer { f in
-            mic.withUnsafeBufferPointer { m in
+            microphone.withUnsafeBufferPointer { m in
                 for start in stride(from: 0, through: f.count - block, by: block) {
                     aligner.observe(microphone: UnsafeBufferPointer(rebasing: m[start..<start + block]),
                                     reference: UnsafeBufferPointer(rebasing: f[start..<start + block]))
-                    if (start + block) % rate == 0 { perSecond.append(aligner.driftPPM) }
+                    each(start)
                 }
             }
         }
-        return perSecond
     }
 
     /// In a pause of the far end the delay estimator has nothing to search and keeps its last estimate: taken as
@@ -41,16 +49,10 @@ import Testing
         // The drift compensated every half second from 8 s, each time followed by the residual a filter finds for
         // clocks 230 ppm apart (taken from the next block on).
         var compensated: [Double] = []
-        far.withUnsafeBufferPointer { f in
-            mic.withUnsafeBufferPointer { m in
-                for start in stride(from: 0, through: f.count - Self.block, by: Self.block) {
-                    aligner.observe(microphone: UnsafeBufferPointer(rebasing: m[start..<start + Self.block]),
-                                    reference: UnsafeBufferPointer(rebasing: f[start..<start + Self.block]))
-                    if start >= 8 * Self.rate, start % (Self.rate / 2) == 0, let ppm = aligner.driftPPM {
-                        compensated.append(ppm)
-                        aligner.trimDrift(byResidualPPM: 230 - ppm)
-                    }
-                }
+        Self.observe(aligner, far: far, microphone: mic) { start in
+            if start >= 8 * Self.rate, start % (Self.rate / 2) == 0, let ppm = aligner.driftPPM {
+                compensated.append(ppm)
+                aligner.trimDrift(byResidualPPM: 230 - ppm)
             }
         }
         let first = try #require(compensated.first), last = try #require(compensated.last)
@@ -65,14 +67,7 @@ import Testing
         let aligner = EchoAligner(sampleRate: Self.rate, maximumBlockFrames: Self.block)
         aligner.trimDrift(byResidualPPM: 80)
         #expect(aligner.driftPPM == nil)
-        far.withUnsafeBufferPointer { f in
-            mic.withUnsafeBufferPointer { m in
-                for start in stride(from: 0, through: f.count - Self.block, by: Self.block) {
-                    aligner.observe(microphone: UnsafeBufferPointer(rebasing: m[start..<start + Self.block]),
-                                    reference: UnsafeBufferPointer(rebasing: f[start..<start + Self.block]))
-                }
-            }
-        }
+        Self.observe(aligner, far: far, microphone: mic)
         let before = aligner.driftPPM ?? 0
         aligner.trimDrift(byResidualPPM: 80)
         #expect(abs(before) < 20 && aligner.driftPPM ?? 0 == before,
@@ -87,19 +82,13 @@ import Testing
             let (far, mic) = DriftEstimatorTests.driftingScene(ppm: 200, seconds: 12)
             let aligner = EchoAligner(sampleRate: Self.rate, maximumBlockFrames: Self.block)
             var line = 0.0
-            far.withUnsafeBufferPointer { f in
-                mic.withUnsafeBufferPointer { m in
-                    for start in stride(from: 0, through: f.count - Self.block, by: Self.block) {
-                        aligner.observe(microphone: UnsafeBufferPointer(rebasing: m[start..<start + Self.block]),
-                                        reference: UnsafeBufferPointer(rebasing: f[start..<start + Self.block]))
-                        // At 10 s a first residual of 60 ppm (the line's estimate held since 8 s), at 11 s the next.
-                        if start == 10 * Self.rate, let ppm = aligner.driftPPM {
-                            line = ppm
-                            aligner.trimDrift(byResidualPPM: 60)
-                        } else if start == 11 * Self.rate, let ppm = aligner.driftPPM {
-                            aligner.trimDrift(byResidualPPM: residual(line, ppm))
-                        }
-                    }
+            Self.observe(aligner, far: far, microphone: mic) { start in
+                // At 10 s a first residual of 60 ppm (the line's estimate held since 8 s), at 11 s the next.
+                if start == 10 * Self.rate, let ppm = aligner.driftPPM {
+                    line = ppm
+                    aligner.trimDrift(byResidualPPM: 60)
+                } else if start == 11 * Self.rate, let ppm = aligner.driftPPM {
+                    aligner.trimDrift(byResidualPPM: residual(line, ppm))
                 }
             }
             return (line, try #require(aligner.driftPPM))

@@ -8,6 +8,14 @@ import Testing
     static let rate = 16000
     static let block = 160
     static let fixture = EchoSceneFixture(sampleRate: rate)
+    /// Reflections nearly as strong as the direct path: the arrival the delay estimator follows hops between them.
+    static let hoppingReflections: [(Double, Float)] = [(0, 1), (0.0011, 0.9), (0.0024, -0.8), (0.0043, 0.7),
+                                                        (0.0074, -0.4)]
+
+    /// A 1 kHz tone at 0.1 of full scale.
+    static func tone(seconds: Int) -> [Float] {
+        (0..<(seconds * rate)).map { Float(0.1 * sin(2 * Double.pi * 1000 * Double($0) / Double(rate))) }
+    }
 
     /// Runs `far` block by block through a two-tap path, `delayFrames(start)` frames behind it at each block, into a
     /// new canceller; `each` sees the canceller after every block with the block's microphone and output powers.
@@ -58,8 +66,7 @@ import Testing
     /// A tone's echo fills one bin of the filter: the phase there tells no delay (a 1 kHz tone under 300 ppm read 10-15
     /// ppm), and no measurement is counted. Noise through the same path is measured (the control).
     @Test func aToneIsNotMeasured() throws {
-        let tone = (0..<(6 * Self.rate)).map { Float(0.1 * sin(2 * Double.pi * 1000 * Double($0) / Double(Self.rate))) }
-        #expect(try Self.measurementCount(far: tone) == 0)
+        #expect(try Self.measurementCount(far: Self.tone(seconds: 6)) == 0)
         #expect(try Self.measurementCount(far: Self.fixture.noise(count: 6 * Self.rate, rms: 0.1, seed: 7)) >= 3)
     }
 
@@ -79,10 +86,8 @@ import Testing
     @Test func theCompensatedDriftIsTrimmedToTheEchos() throws {
         let seconds = 24.0
         let far = Self.fixture.speechLike(seconds: seconds, rms: 0.1, seed: 31)
-        // Reflections nearly as strong as the direct path: the arrival the delay estimator follows hops between them.
         let echo = Self.fixture.driftingEcho(far, bulkMilliseconds: 110, ppm: 300, gain: 0.5,
-                                             reflections: [(0, 1), (0.0011, 0.9), (0.0024, -0.8), (0.0043, 0.7),
-                                                           (0.0074, -0.4), (0.013, 0.3)])
+                                             reflections: Self.hoppingReflections + [(0.013, 0.3)])
         let microphone = EchoSceneProcessingTests.mix(echo, Self.fixture.noise(count: far.count, rms: 0.0003, seed: 32))
         let (_, processor) = try EchoSceneProcessingTests.process(microphone: microphone, far: far)
         let late = processor.trace.filter { $0.endSeconds > seconds - 8 }.compactMap(\.driftPPM)
@@ -91,17 +96,15 @@ import Testing
         #expect(worst < 8, "compensated drift over the last 8 s: \(late.map { Int($0.rounded()) }) ppm")
     }
 
-    /// Speech, then a tone (hold music, a ringback) through an echo that drifts by 300 ppm, its reflections nearly as
-    /// strong as the direct path: the delay estimator's arrivals on a tone pull the line off (to 183 ppm before the
-    /// trim, over 5 s of the tone). The drift the filter measured in the speech holds through the tone.
+    /// Speech, then a tone (hold music, a ringback) through an echo that drifts by 300 ppm over `hoppingReflections`:
+    /// the delay estimator's arrivals on a tone pull the line off (to 183 ppm before the trim, over 5 s of the tone).
+    /// The drift the filter measured in the speech holds through the tone.
     @Test func theTrimmedDriftHoldsThroughATone() throws {
         let speech = try Signal.fixture("far-speech-16k.wav", sampleRate: Self.rate)
-        let tone = (0..<(14 * Self.rate)).map { Float(0.1 * sin(2 * Double.pi * 1000 * Double($0) / Double(Self.rate))) }
-        let far = Array((speech + speech).prefix(12 * Self.rate)) + tone
+        let far = Array((speech + speech).prefix(12 * Self.rate)) + Self.tone(seconds: 14)
         try #require(far.count == 26 * Self.rate, "the speech fixture twice over is shorter than 12 s")
         let echo = Self.fixture.driftingEcho(far, bulkMilliseconds: 80, ppm: 300, gain: 0.4,
-                                             reflections: [(0, 1), (0.0011, 0.9), (0.0024, -0.8), (0.0043, 0.7),
-                                                           (0.0074, -0.4)])
+                                             reflections: Self.hoppingReflections)
         let microphone = EchoSceneProcessingTests.mix(echo, Self.fixture.noise(count: far.count, rms: 0.0003, seed: 9))
         let (_, processor) = try EchoSceneProcessingTests.process(microphone: microphone, far: far)
         let drift = processor.trace.filter { $0.endSeconds > 12 }.compactMap(\.driftPPM)

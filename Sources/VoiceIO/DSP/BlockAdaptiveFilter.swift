@@ -191,7 +191,8 @@ final class BlockAdaptiveFilter {
         for pointer in [referenceWindow, nearBlock, foregroundEcho, backgroundEcho, scratch, errorWindow,
                         trustedMicrophone, referenceSpectra, background, foreground, accumulator, errorSpectrum,
                         partitionWeight, crossfade, shadow, shadowEcho, shadowErrorWindow, shadowErrorSpectrum,
-                        shadowStepPerBin, shadowPartitionWeight, weightSnapshot, derivativeWindow, derivativeSpectra, derivativeEcho] {
+                        shadowStepPerBin, shadowPartitionWeight, weightSnapshot, derivativeWindow, derivativeSpectra,
+                        derivativeEcho] {
             pointer.deallocate()
         }
     }
