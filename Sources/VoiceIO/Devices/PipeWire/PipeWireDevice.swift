@@ -121,7 +121,7 @@ public final class PipeWireDevice: AudioDevice, @unchecked Sendable {
         let joined = PipeWireDuplexCycle(cycleFrames: configuration.periodFrames, sampleRate: configuration.sampleRate,
                                          cycle: cycle, counters: counters, realTimePriority: realTimePriority)
         let context = Unmanaged.passUnretained(joined).toOpaque()
-        var properties = [
+        let properties = [
             "node.latency": "\(configuration.periodFrames)/\(configuration.sampleRate)",
             "node.rate": "1/\(configuration.sampleRate)",
         ]
