@@ -119,19 +119,22 @@ struct HeadsetTests {
     /// A talker near the far end's pitch, as two synthetic voices of one kind give: the filter, which found no echo,
     /// predicts much of the talker from the reference's harmonics.
     @Test("a voiced talker 3 Hz off the far end's pitch is not subtracted by the filter it pulls",
-          arguments: [Float(0.02), 0.04])
-    func talkerNearTheFarEndsPitch(talkerLevel: Float) throws {
+          arguments: [Float(0.02), 0.04], [Float(0.0003), 0.00003])
+    func talkerNearTheFarEndsPitch(talkerLevel: Float, noiseRMS: Float) throws {
         let far = Self.voiced(seconds: 24, pitchHertz: 180, level: 0.1, syllableSeconds: 0.25, seed: 5)
         let (near, microphone) = Self.scene(
             talker: Self.voiced(seconds: 14, pitchHertz: 183, level: talkerLevel, syllableSeconds: 0.3, seed: 6),
-            far: far, talkerStartSeconds: 7)
+            far: far, talkerStartSeconds: 7, noiseRMS: noiseRMS)
         let (output, _) = try Scene.process(microphone: microphone, far: far)
 
-        // Measured per 3 s from 8 s: -2.0 to -3.8 dB. When the filter's output, the microphone less an estimate within
-        // a few dB of the talker, went to the suppressor: -8 to -30 dB. Not -2: at times the filter explains half the
+        // Measured per 3 s from 8 s: -1.3 to -1.9 dB with the microphone's noise at -70 dBFS, -1.7 to -2.2 at -90.
+        // While the estimate's coherence and correlation with the output counted whole
+        // (`ResidualEchoSuppressor.estimateEchoShare`): -2.0 to -3.8 dB at -70 dBFS; at -90, which lets the filter
+        // predict more of the talker, -5.2 to -18.1. When the filter's output, the microphone less an estimate within
+        // a few dB of the talker, went to the suppressor: -8 to -30 dB. Not 0: at times the filter explains half the
         // microphone, which ends its verdict of no echo (as an echo turning up must).
         for (index, gain) in Self.windowGains(output, near: near, fromSeconds: 8, toSeconds: 20).enumerated() {
-            #expect(gain > -6, "near talker gain \(gain) dB from \(8 + 3 * index) s")
+            #expect(gain > -3, "near talker gain \(gain) dB from \(8 + 3 * index) s")
         }
     }
 }

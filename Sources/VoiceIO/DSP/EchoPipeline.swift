@@ -279,7 +279,9 @@ public final class EchoPipeline: VoiceProcessor {
             }
         }
         let wasNoEchoFound = isNoEchoFound
-        if farEndActive && !suppressor.detector.nearEndActive {
+        // A clipped block says nothing of whether there is echo: no linear filter takes its distortion off. Counted, a
+        // microphone 18 dB hot and clipping on every echo peak (our hot-microphone g08) passed for one without echo.
+        if farEndActive && !suppressor.detector.nearEndActive && !canceller.isMicrophoneClipped {
             echoPresence.add(errorPower: errorPower, microphonePower: filteredMicrophonePower)
         }
         explained.add(errorPower: errorPower, microphonePower: filteredMicrophonePower)
@@ -335,6 +337,7 @@ public final class EchoPipeline: VoiceProcessor {
                                                            farEndActive: farEndActive,
                                                            isNearEndQuiet: suppressor.isNearEndQuiet)
         suppressor.filterFindsLeakedEcho = leakedEcho.isLeakedBlock
+        suppressor.estimateEchoShare = isNoEchoFound ? explained.share : 1
         suppressor.isMicrophoneClipped = canceller.isMicrophoneClipped
         suppressor.process(output: error, echoEstimate: UnsafeBufferPointer(echoEstimate),
                            reference: UnsafeBufferPointer(rebasing: echo[..<blockFrameCount]))
