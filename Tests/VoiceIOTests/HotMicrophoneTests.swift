@@ -89,16 +89,17 @@ struct HotMicrophoneTests {
         let pipeline = try EchoPipeline(sampleRate: Scene.rate, blockFrameCount: block)
         var output = [Float](repeating: 0, count: block)
         var blocksWithoutEcho = 0
-        for start in stride(from: 0, to: far.count - block, by: block) {
-            let frames = start..<(start + block)
-            microphone[frames].withUnsafeBufferPointer { heard in
-                far[frames].withUnsafeBufferPointer { played in
-                    output.withUnsafeMutableBufferPointer {
-                        _ = pipeline.process(microphone: heard, reference: played, output: $0)
+        microphone.withUnsafeBufferPointer { microphone in
+            far.withUnsafeBufferPointer { far in
+                output.withUnsafeMutableBufferPointer { output in
+                    for start in stride(from: 0, to: far.count - block, by: block) {
+                        let frames = start..<(start + block)
+                        _ = pipeline.process(microphone: UnsafeBufferPointer(rebasing: microphone[frames]),
+                                             reference: UnsafeBufferPointer(rebasing: far[frames]), output: output)
+                        if pipeline.isNoEchoFound { blocksWithoutEcho += 1 }
                     }
                 }
             }
-            if pipeline.isNoEchoFound { blocksWithoutEcho += 1 }
         }
         #expect(blocksWithoutEcho == 0, "no echo found in \(blocksWithoutEcho) blocks")
     }

@@ -322,12 +322,13 @@ public final class EchoPipeline: VoiceProcessor {
         }
         blocksUntilTailUpdate -= 1
         isFarEndSinceTailUpdate = isFarEndSinceTailUpdate || farEndActive
+        let estimateEchoShare = isNoEchoFound ? explained.share : 1
         if isNoEchoFound {
             // A filter that found no echo subtracts nothing: what it would take off is the near talker it was pulled
             // to (a headset's, whose voice near the far end's pitch the reference's harmonics partly predict). Its
             // estimate reaches the suppressor as far as it explains the microphone: little of a talker it cannot
             // follow, more and more of an echo that turns up after all, which the suppressor's ratios to it catch.
-            let weight = explained.share.squareRoot()  // the estimate's power times the share explained
+            let weight = estimateEchoShare.squareRoot()  // the estimate's power times the share explained
             for index in 0..<blockFrameCount {
                 error[index] += echoEstimate[index]
                 echoEstimate[index] *= weight
@@ -337,7 +338,7 @@ public final class EchoPipeline: VoiceProcessor {
                                                            farEndActive: farEndActive,
                                                            isNearEndQuiet: suppressor.isNearEndQuiet)
         suppressor.filterFindsLeakedEcho = leakedEcho.isLeakedBlock
-        suppressor.estimateEchoShare = isNoEchoFound ? explained.share : 1
+        suppressor.estimateEchoShare = estimateEchoShare
         suppressor.isMicrophoneClipped = canceller.isMicrophoneClipped
         suppressor.process(output: error, echoEstimate: UnsafeBufferPointer(echoEstimate),
                            reference: UnsafeBufferPointer(rebasing: echo[..<blockFrameCount]))

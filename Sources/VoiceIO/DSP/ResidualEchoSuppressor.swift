@@ -208,9 +208,9 @@ public final class ResidualEchoSuppressor {
     /// block after the change). An estimate uncorrelated with the microphone (a filter that found no echo) also
     /// leaves the output louder, but correlated with it only as much as the estimate's share of the output.
     private static var ownErrorCorrelation: Float { 0.5 }
-    /// How much louder than the microphone the block after a talker's onset must be to be the filter's own error (1 dB):
-    /// a clipping loudspeaker's overestimate at a real talker's onset stood 0.6 dB over it, anti-correlated (the public
-    /// q07: DT STOI 0.945 -> 0.901 when taken so); moved paths 1.5-4 dB.
+    /// How much louder than the microphone the block after a talker's onset must be to be the filter's own error
+    /// (1 dB): a clipping loudspeaker's overestimate at a real talker's onset stood 0.6 dB over it, anti-correlated
+    /// (the public q07: DT STOI 0.945 -> 0.901 when taken so); moved paths 1.5-4 dB.
     private static var ownErrorOnsetExcess: Float { 1.26 }
 
     /// `sampleRate`: frames per second (8000 ... 48000). `blockFrameCount`: frames per block (e.g. 10 ms).
@@ -427,9 +427,10 @@ public final class ResidualEchoSuppressor {
         // does the same, and one restarted there (a path that moved under the talker) learns from the talker at its
         // start-up rate, its error louder than the microphone in most blocks between the talker's words, which a
         // detector that had just heard the talker then took for no talker (dt-change t09: talker -2.44 dB, -1.94 now).
-        // The block after a talker's onset that broke such a silence is judged too, if louder still (`ownErrorOnsetExcess`):
-        // a path's first block after a move, its error still below the microphone, passed for a talker, and the quiet
-        // that judges the next ones was gone (the public q04: 7 dB over the 250 ms after its move, 20.5 now).
+        // The block after a talker's onset that broke such a silence is judged too, if louder still
+        // (`ownErrorOnsetExcess`): a path's first block after a move, its error still below the microphone, passed for
+        // a talker, and the quiet that judges the next ones was gone (the public q04: 7 dB over the 250 ms after its
+        // move, 20.5 now).
         let isFreshOnset = detector.isFreshOnset(afterQuietFrames: quietBlocks)
         let isOwnError = ((isNearEndQuiet && outputSum > microphoneSum)
                           || (isFreshOnset && outputSum > Self.ownErrorOnsetExcess * microphoneSum))
