@@ -49,7 +49,7 @@ import Testing
     /// the talker); seed 71, alike, is -1.75 dB with the grown filter and -6.8 held at 200 ms. ERLE in far-end single
     /// talk (4-8 s) 41.6, 32.4, 29.0 dB. Seed 81 passes by one block: the block its talker's first word rises in
     /// stands 4.06 times over the detector's explained power, against the threshold's 4, and the hangover carries the
-    /// next eight blocks, which stand only 1.6-2.6 times over it. Ratios learned 5 % higher over the 8 s before (the DC
+    /// next eight blocks, which stand at most 2.6 times over it. Ratios learned 5 % higher over the 8 s before (the DC
     /// notch narrowed to 1 - 64/fs) put that block at 3.84: unheard, it and the blocks after it teach the ratios upward
     /// at the full rate (the near end had been quiet for 8 s), and the talker goes unheard for a second (-6.4 dB over
     /// the first two seconds).
