@@ -9,7 +9,8 @@ import Glibc
 /// that clips on every loud echo peak would otherwise hold the filter most of the time). Three additions: while the
 /// far end plays alone the adapted rate keeps a floor at the start-up rate (`keepsStartupStep`), so sustained music
 /// does not stall it; a shadow, a third set of weights learning at a fixed normalised step, takes over when the
-/// adapted filter has lost the path (`restartedFromShadow`); and the reference is shaped by the loudspeaker's
+/// adapted filter has lost the path (`restartedFromShadow`), and its echo estimate tells the start-up rate how loud
+/// the echo is (a hot microphone's, louder than the reference); and the reference is shaped by the loudspeaker's
 /// saturation, learned while the far end plays alone (`LoudspeakerSaturation`), before any of the three filters
 /// sees it.
 ///
@@ -103,7 +104,7 @@ final class BlockAdaptiveFilter {
     private let inverseScale: Float
     private static var preEmphasis: Float { 0.9 }
     /// Microphone samples this loud or louder count as clipped (speexdsp's level).
-    private static var clippedMagnitude: Int16 { 32000 }
+    static var clippedMagnitude: Int16 { 32000 }
     /// The last block's leaked echo over its error energy (`MDFLearningRate.leakedEchoToErrorRatio`). Real-time safe.
     var leakedEchoToErrorRatio: Float { rate.leakedEchoToErrorRatio }
 
@@ -351,7 +352,7 @@ final class BlockAdaptiveFilter {
             && !hasLostPath {
             learnSaturation()
         }
-        let shadowErrorEnergy = runShadow()
+        let (shadowErrorEnergy, shadowEchoEnergy) = runShadow()
         if rate.isAdapted { adjustPartitionWeights() }
         adapt(background, partitionWeight: partitionWeight, stepPerBin: rate.stepPerBin,
               stepShare: isNearTalkerHeard ? nearTalkerStepShare : 1, error: errorSpectrum)
@@ -416,8 +417,11 @@ final class BlockAdaptiveFilter {
             reset()
             return
         }
+        // The shadow's echo, when no talker is heard (who would pull it), is what the start-up rate expects the echo's
+        // energy to be where it is louder than the reference (`MDFLearningRate.update`).
         rate.update(errorEnergy: max(backgroundErrorEnergy, timeN * 100), echoEnergy: echoEnergy,
-                    errorEchoCorrelation: errorEchoCorrelation, referenceEnergy: 2 * referenceEnergy)
+                    errorEchoCorrelation: errorEchoCorrelation, referenceEnergy: 2 * referenceEnergy,
+                    expectedEchoEnergy: isNearTalkerHeard ? 0 : shadowEchoEnergy)
     }
 
     /// One step of the loudspeaker's saturation (`LoudspeakerSaturation`): the foreground's error against its
@@ -445,22 +449,23 @@ final class BlockAdaptiveFilter {
 
     /// The shadow: adapted on last block's error at its fixed step (`shadowStep` over the reference's smoothed
     /// power, as the start-up rate is normalised), constrained like the background, then run over this block.
-    /// Returns its error energy.
-    private func runShadow() -> Float {
+    /// Returns its error's energy and its echo estimate's over the trusted samples.
+    private func runShadow() -> (error: Float, echo: Float) {
         for k in 0..<laneBinCount { shadowStepPerBin[k] = 1 / (rate.referencePower[k] + 10) }
         adapt(shadow, partitionWeight: shadowPartitionWeight, stepPerBin: shadowStepPerBin, stepShare: 1,
               error: shadowErrorSpectrum)
         constrainDuePartitions(shadow)
         filter(shadow, echo: shadowEcho)
-        var energy: Float = 0
+        var energy: Float = 0, echoEnergy: Float = 0
         let start = windowFrameCount - frameCount
         for i in 0..<frameCount {
             let e = nearBlock[i] - shadowEcho[i]
             shadowErrorWindow[start + i] = trustedMicrophone[i] * e
             energy += e * e
+            echoEnergy += trustedMicrophone[i] * shadowEcho[i] * shadowEcho[i]
         }
         forward(shadowErrorWindow, into: shadowErrorSpectrum)
-        return energy
+        return (energy, echoEnergy)
     }
 
     /// Whether the shadow takes over. After the path changes, the adapted filter's rate follows its leak estimate,

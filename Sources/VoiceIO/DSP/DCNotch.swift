@@ -36,6 +36,14 @@ struct DCNotch {
         return radius * state
     }
 
+    /// Feeds the one input that makes this sample's output `output` (the output is `radius` times the input plus
+    /// what the state holds) and returns that input.
+    mutating func input(producing output: Float) -> Float {
+        let input = output / radius - first
+        _ = filter(input)
+        return input
+    }
+
     /// Forgets the filter state, as the canceller does on `reset`.
     mutating func reset() {
         first = 0

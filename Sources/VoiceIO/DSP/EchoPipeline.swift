@@ -50,6 +50,14 @@ public final class EchoPipeline: VoiceProcessor {
     private let cancelled: UnsafeMutableBufferPointer<Int16>
     private let error: UnsafeMutableBufferPointer<Float>
     private let echoEstimate: UnsafeMutableBufferPointer<Float>
+    /// The filter's output with a clipping microphone's distortion taken off, which the suppressor's detector reads
+    /// on a clipped block (`cancel`).
+    private let declipped: UnsafeMutableBufferPointer<Float>
+    /// The distortion clipped samples leave in the output through the DC notch (a slow tail after each clipped peak).
+    private var clipDistortion: DCNotch
+    /// Share of the clipping level the echo estimate must reach, in the clipped sample's direction, for the echo to
+    /// explain the clipping (the sample's output then counts as distortion).
+    private static var clippedEchoMinimumShare: Float { 0.5 }
     private var misadjustment: MisadjustmentMonitor
     /// Whether the microphone hears echo at all (kept across the filter's restarts).
     private var echoPresence: EchoPresence
@@ -154,6 +162,7 @@ public final class EchoPipeline: VoiceProcessor {
         canceller.nearTalkerStepShare = settings.nearTalkerStepShare
         let applied = DCNotch(radius: DCNotch.speexRadius(sampleRate: sampleRate))
         notch = DCNotch(radius: DCNotch.outputRadius(sampleRate: sampleRate))
+        clipDistortion = DCNotch(radius: notch.radius)
         widener = notch.radius == applied.radius ? nil : NotchWidener(applied: applied, wanted: notch)
         impulseResponse = .allocate(capacity: canceller.longestFilterLengthFrames)
         impulseResponse.initialize(repeating: 0)
@@ -182,12 +191,13 @@ public final class EchoPipeline: VoiceProcessor {
         for block in [microphone, reference, cancelled] { block.initialize(repeating: 0) }
         error = .allocate(capacity: blockFrameCount)
         echoEstimate = .allocate(capacity: blockFrameCount)
-        for block in [error, echoEstimate] { block.initialize(repeating: 0) }
+        declipped = .allocate(capacity: blockFrameCount)
+        for block in [error, echoEstimate, declipped] { block.initialize(repeating: 0) }
     }
 
     deinit {
         for block in [microphone, reference, cancelled] { block.deallocate() }
-        for block in [error, echoEstimate] { block.deallocate() }
+        for block in [error, echoEstimate, declipped] { block.deallocate() }
         impulseResponse.deallocate()
     }
 
@@ -341,7 +351,8 @@ public final class EchoPipeline: VoiceProcessor {
         suppressor.estimateEchoShare = estimateEchoShare
         suppressor.isMicrophoneClipped = canceller.isMicrophoneClipped
         suppressor.process(output: error, echoEstimate: UnsafeBufferPointer(echoEstimate),
-                           reference: UnsafeBufferPointer(rebasing: echo[..<blockFrameCount]))
+                           reference: UnsafeBufferPointer(rebasing: echo[..<blockFrameCount]),
+                           declippedOutput: UnsafeBufferPointer(declipped))
         SampleConversion.int16(from: UnsafeBufferPointer(error), into: cancelled)
         blocksSinceFarEnd = farEndActive ? 0 : min(blocksSinceFarEnd + 1, Int.max / 2)
         // Output beyond the microphone's power is the filter's own (a pre-echo at a music onset), not the room's.
@@ -357,19 +368,32 @@ public final class EchoPipeline: VoiceProcessor {
         return LevelMeter.measure(UnsafeBufferPointer(cancelled)).rmsDBFS > Self.voiceActivityThresholdDBFS
     }
 
-    /// Runs the linear filter over one block: fills `error` (its output) and `echoEstimate` (the notched
-    /// microphone minus it) and returns the error's power and the notched microphone's (the microphone the filter
-    /// saw), each summed over the block. Real-time safe.
+    /// Runs the linear filter over one block: fills `error` (its output), `echoEstimate` (the notched microphone minus
+    /// it) and `declipped`, and returns the error's power and the notched microphone's (the microphone the filter saw),
+    /// each summed over the block. A clipped sample whose echo estimate explains the clipping leaves its output as
+    /// distortion, which the notch then carries into the samples after it (`clipDistortion`); `declipped` is the output
+    /// without either. Real-time safe.
     private func cancel(_ input: UnsafeBufferPointer<Float>, microphone: UnsafePointer<Int16>,
                         reference: UnsafePointer<Int16>, output: UnsafeMutablePointer<Int16>)
         -> (error: Float, filteredMicrophone: Float) {
         canceller.process(microphone: microphone, reference: reference, output: output)
         var errorPower: Float = 0, filteredMicrophonePower: Float = 0
+        let clippedMagnitude = BlockAdaptiveFilter.clippedMagnitude
+        let explainingEcho = Self.clippedEchoMinimumShare * Float(clippedMagnitude) / 32768
         for index in 0..<blockFrameCount {
             let e = Float(cancelled[index]) / 32768
             let notched = notch.filter((input[index] * 32768).rounded()) / 32768
             error[index] = e
             echoEstimate[index] = notched - e
+            let sample = microphone[index]
+            let direction: Float = sample > 0 ? 1 : -1
+            if (sample >= clippedMagnitude || sample <= -clippedMagnitude)
+                && echoEstimate[index] * direction >= explainingEcho {
+                _ = clipDistortion.input(producing: e)
+                declipped[index] = 0
+            } else {
+                declipped[index] = e - clipDistortion.filter(0)
+            }
             errorPower += e * e
             filteredMicrophonePower += notched * notched
         }
@@ -395,6 +419,7 @@ public final class EchoPipeline: VoiceProcessor {
         let keepsReferenceCoupling = isNoEchoFound || leakedEcho.isTalkerHeardLong
         canceller.reset()
         notch.reset()
+        clipDistortion.reset()
         forgetFilteredPath(keepingReferenceCoupling: keepsReferenceCoupling)
     }
 

@@ -1,8 +1,9 @@
 /// The per-bin learning rate of `BlockAdaptiveFilter`, after Valin's "On adjusting the learning rate in frequency
 /// domain echo cancellation with double-talk" (2007): a fixed start-up rate until the filter has learned enough,
 /// then a rate from the leak estimate (how much of the error's spectral fluctuation the echo estimate explains)
-/// and the residual-to-error ratio, normalised by the reference's smoothed power per bin. One addition: while the
-/// far end plays alone the adapted rate keeps a floor at the start-up rate (`keepsStartupStep`).
+/// and the residual-to-error ratio, normalised by the reference's smoothed power per bin. Two additions: while the
+/// far end plays alone the adapted rate keeps a floor at the start-up rate (`keepsStartupStep`); and the start-up
+/// rate expects an echo louder than the reference where it is told so (`update`'s `expectedEchoEnergy`).
 ///
 /// The filter fills this block's power spectra (`errorPowerBins`, `echoPowerBins`, `referencePowerBins`) and calls
 /// `update`; `stepPerBin` is then the next block's step. `init` allocates; the rest is real-time safe.
@@ -90,8 +91,10 @@ final class MDFLearningRate {
     }
 
     /// The per-bin step for the next block from this block's energies (background error `see`, echo estimate
-    /// `syy`, their correlation `sey`, reference `sxx`) and power spectra. Real-time safe.
-    func update(errorEnergy see: Float, echoEnergy syy: Float, errorEchoCorrelation sey: Float, referenceEnergy sxx: Float) {
+    /// `syy`, their correlation `sey`, reference `sxx`, and `expectedEchoEnergy`, what the start-up rate takes the
+    /// echo's energy to be where that is more than the reference's) and power spectra. Real-time safe.
+    func update(errorEnergy see: Float, echoEnergy syy: Float, errorEchoCorrelation sey: Float, referenceEnergy sxx: Float,
+                expectedEchoEnergy: Float = 0) {
         var blockCorrelation: Float = 1, blockEchoPower: Float = 1
         for k in 0..<binCount {
             referencePower[k] = (1 - farSmoothing) * referencePower[k] + 1 + farSmoothing * referencePowerBins[k]
@@ -116,8 +119,12 @@ final class MDFLearningRate {
         residualToError = min(residualToError, 0.5)
 
         if !isAdapted && adaptationSum > Float(partitionCount) && leak * syy > 0.03 * syy { isAdapted = true }
-        // The fixed start-up rate: a quarter of the reference over the error energy, while the reference plays.
-        let startupRate = sxx > Float(2 * frameCount) * 1000 ? min(0.25 * sxx, 0.25 * see) / see : 0
+        // The fixed start-up rate, while the reference plays: a quarter of the echo's expected energy over the error
+        // energy, at most a quarter. speexdsp expects the echo at the reference's energy, so that an error louder than
+        // that is a near talker's; but a hot microphone's echo comes back louder than its reference (18 dB in our
+        // hot-microphone g03), and the rate stayed at a sixtieth of a quarter: the filter took 1-3 dB off in 12 s.
+        let echoStandIn = max(sxx, expectedEchoEnergy)
+        let startupRate = sxx > Float(2 * frameCount) * 1000 ? min(0.25 * echoStandIn, 0.25 * see) / see : 0
         if isAdapted {
             let floorRate = keepsStartupStep ? Self.startupStepFloor * startupRate : 0
             for k in 0..<binCount {

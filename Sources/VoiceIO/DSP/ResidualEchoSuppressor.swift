@@ -117,6 +117,10 @@ public final class ResidualEchoSuppressor {
     private let comfortNoise: ComfortNoise
     private let window: UnsafeMutablePointer<Float>
     private let outputHistory: UnsafeMutablePointer<Float>
+    /// The detector's view of the output on a clipped block (`process`'s `declippedOutput`): its window and spectrum.
+    private let detectionHistory: UnsafeMutablePointer<Float>
+    private let detectionReal: UnsafeMutablePointer<Float>
+    private let detectionImaginary: UnsafeMutablePointer<Float>
     private let estimateHistory: UnsafeMutablePointer<Float>
     private let referenceHistory: UnsafeMutablePointer<Float>
     private let frame: UnsafeMutablePointer<Float>
@@ -245,6 +249,9 @@ public final class ResidualEchoSuppressor {
         window = filled(windowCount, 0)
         for n in 0..<windowCount { window[n] = Float(sin(Double.pi * (Double(n) + 0.5) / Double(windowCount))) }
         outputHistory = filled(windowCount, 0)
+        detectionHistory = filled(windowCount, 0)
+        detectionReal = filled(laneBinCount, 0)
+        detectionImaginary = filled(laneBinCount, 0)
         estimateHistory = filled(windowCount, 0)
         referenceHistory = filled(windowCount, 0)
         frame = filled(size, 0)
@@ -279,16 +286,19 @@ public final class ResidualEchoSuppressor {
         for pointer in [window, outputHistory, estimateHistory, referenceHistory, frame, overlap, outputReal,
                         outputImaginary, spareReal, spareImaginary, outputPower, estimateTail, referenceTail,
                         audibleResidualEcho, residualEcho, coherentEcho, crossReal, crossImaginary, estimatePower,
-                        smoothedOutputPower, gains, referencePowerHistory, lateSum, noise] {
+                        smoothedOutputPower, gains, referencePowerHistory, lateSum, noise, detectionHistory, detectionReal,
+                        detectionImaginary] {
             pointer.deallocate()
         }
     }
 
     /// One block: `output` is the linear canceller's output e, replaced in place by the suppressed signal
     /// (one block late); `echoEstimate` is y = microphone − e; `reference` is the delay-aligned loudspeaker
-    /// signal fed to the canceller. All three hold `blockFrameCount` frames. Real-time safe.
+    /// signal fed to the canceller. All three hold `blockFrameCount` frames. `declippedOutput`: the output with a
+    /// clipping microphone's distortion taken off, which the detector reads instead on a block whose microphone clipped
+    /// (`isMicrophoneClipped`, this block or the last); the gain works on the output. Real-time safe.
     public func process(output: UnsafeMutableBufferPointer<Float>, echoEstimate: UnsafeBufferPointer<Float>,
-                        reference: UnsafeBufferPointer<Float>) {
+                        reference: UnsafeBufferPointer<Float>, declippedOutput: UnsafeBufferPointer<Float>? = nil) {
         let h = blockFrameCount
         guard output.count == h, echoEstimate.count == h, reference.count == h,
               let e = output.baseAddress, let y = echoEstimate.baseAddress, let x = reference.baseAddress else { return }
@@ -331,6 +341,14 @@ public final class ResidualEchoSuppressor {
         // Far-end single talk for sure: the spread of a loudspeaker's distortion is taken off only then.
         let spreadEstimate = BinLanes(repeating: isNearEndQuiet ? totalEstimate : 0)
         analyse(e, history: outputHistory, real: outputReal, imaginary: outputImaginary)
+        let clipped = isMicrophoneClipped || wasMicrophoneClipped
+        wasMicrophoneClipped = isMicrophoneClipped
+        // A clipped microphone's distortion, which no linear filter takes off, varies with how far each echo peak
+        // went past full scale: once the filter had learned the echo, the deepest clipped peaks passed for a talker.
+        // The detector reads a clipped block's output without it.
+        let declipped = clipped ? declippedOutput.flatMap { $0.count == h ? $0.baseAddress : nil } : nil
+        analyse(declipped ?? UnsafePointer(e), history: detectionHistory, real: detectionReal, imaginary: detectionImaginary,
+                transforms: declipped != nil)
         let keep = BinLanes(repeating: coherenceSmoothing), add = BinLanes(repeating: 1 - coherenceSmoothing)
         for k in stride(from: 0, to: laneBinCount, by: 4) {
             let er = lanes(outputReal, k), ei = lanes(outputImaginary, k)
@@ -358,8 +376,6 @@ public final class ResidualEchoSuppressor {
         let farEnd = BinMask(repeating: farEndActive)
         let margin = BinLanes(repeating: Self.weightedDetectionMargin)
         let binIndex = SIMD4<Int32>(0, 1, 2, 3)
-        let clipped = isMicrophoneClipped || wasMicrophoneClipped
-        wasMicrophoneClipped = isMicrophoneClipped
         // A clipped block with no talker heard is judged against the clipped blocks' own estimate too: a hot
         // microphone's clipped echo at the far end's return after a pause passed the other for a talker, and the gentle
         // gain of double talk let that echo through at 11-16 dB for two seconds (`HotMicrophoneTests`). A talker heard
@@ -410,8 +426,9 @@ public final class ResidualEchoSuppressor {
             let microphoneRe = lanes(outputReal, k) + lanes(spareReal, k)
             let microphoneIm = lanes(outputImaginary, k) + lanes(spareImaginary, k)
             let microphone = microphoneRe * microphoneRe + microphoneIm * microphoneIm
-            outputSums += minimum(lanes(outputPower, k), 2 * microphone)
-                .replacing(with: 0, where: .!detection)
+            let detectedRe = lanes(detectionReal, k), detectedIm = lanes(detectionImaginary, k)
+            let detected = declipped == nil ? lanes(outputPower, k) : detectedRe * detectedRe + detectedIm * detectedIm
+            outputSums += minimum(detected, 2 * microphone).replacing(with: 0, where: .!detection)
             noiseSums += noiseK.replacing(with: 0, where: .!detection)
         }
         var crossSum: Float = 0, estimateSum: Float = 0, outputSum: Float = 0, microphoneSum: Float = 0
@@ -523,12 +540,14 @@ public final class ResidualEchoSuppressor {
         lateDelayBlocks = min(max(delayBlocks, 1), longestLateDelayBlocks)
     }
 
-    /// Shifts `block` into the two-block `history` and transforms the windowed history.
+    /// Shifts `block` into the two-block `history` and, unless `transforms` is false (the history only kept), transforms
+    /// the windowed history.
     private func analyse(_ block: UnsafePointer<Float>, history: UnsafeMutablePointer<Float>,
-                         real: UnsafeMutablePointer<Float>, imaginary: UnsafeMutablePointer<Float>) {
+                         real: UnsafeMutablePointer<Float>, imaginary: UnsafeMutablePointer<Float>, transforms: Bool = true) {
         let h = blockFrameCount
         history.update(from: history + h, count: h)
         (history + h).update(from: block, count: h)
+        guard transforms else { return }
         for i in 0..<(2 * h) { frame[i] = history[i] * window[i] }
         (frame + 2 * h).update(repeating: 0, count: fft.frameCount - 2 * h)
         fft.forward(frame, real: real, imaginary: imaginary)
