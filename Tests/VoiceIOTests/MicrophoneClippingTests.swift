@@ -1,3 +1,4 @@
+import CAllocCounter
 import Foundation
 import Testing
 import VoiceIO
@@ -9,15 +10,23 @@ import VoiceIO
 struct MicrophoneClippingTests {
     typealias Scene = EchoSceneProcessingTests
 
-    @Test("echo clipped at full scale on its peaks: cancelled, and not taken for a clipping loudspeaker")
-    func clippingMicrophone() throws {
-        let seconds = 16.0
+    static let seconds = 16.0
+
+    /// The far end's speech-like sound and a microphone whose echo, 18 dB over it, clips at full scale; checks that
+    /// more than 2 % of the samples clipped.
+    static func scene() -> (far: [Float], microphone: [Float]) {
         let far = Scene.fixture.speechLike(seconds: seconds, rms: 0.1, seed: 131)
         let echo = Scene.roomEcho(far, bulkMilliseconds: 40, seed: 132, gain: 8)
         let loud = Scene.mix(echo, Scene.fixture.noise(count: far.count, rms: 0.001, seed: 133))
-        let microphone = loud.map { max(-1, min(1, $0)) }
         let clippedShare = Double(loud.filter { abs($0) >= 1 }.count) / Double(loud.count)
         #expect(clippedShare > 0.02, "only \(clippedShare * 100) % of the samples clipped")
+        return (far, loud.map { max(-1, min(1, $0)) })
+    }
+
+    @Test("echo clipped at full scale on its peaks: cancelled, and not taken for a clipping loudspeaker")
+    func clippingMicrophone() throws {
+        let (far, microphone) = Self.scene()
+        let seconds = Self.seconds
         let (output, processor) = try Scene.process(microphone: microphone, far: far)
 
         let erle = Scene.erleDB(microphone, output, from: 3, to: seconds)
@@ -28,5 +37,42 @@ struct MicrophoneClippingTests {
         #expect(erle > 28, "ERLE \(erle) dB")
         // Learned from the clipped samples too, the saturation found a knee at -12.5 dBFS.
         #expect(processor.loudspeakerKneeDBFS == nil, "the microphone's clipping taken for the loudspeaker's")
+    }
+
+    /// The clipped blocks' own work (the output without the clipping's distortion, which the detector reads) runs on
+    /// the real-time thread like the rest of the pipeline.
+    @Test("a clipping microphone's blocks allocate and lock nothing")
+    func clippedBlocksAllocateNothing() throws {
+        let (far, microphone) = Self.scene()
+        let block = Scene.rate / 100
+        let pipeline = try EchoPipeline(sampleRate: Scene.rate, blockFrameCount: block)
+        var output = [Float](repeating: 0, count: block)
+        let clippedBlocks = stride(from: Scene.rate, through: microphone.count - block, by: block).filter { start in
+            microphone[start..<(start + block)].contains { abs($0) >= 1 }
+        }.count
+        var (allocations, locks) = (UInt64(0), UInt64(0))
+        microphone.withUnsafeBufferPointer { microphone in
+            far.withUnsafeBufferPointer { far in
+                output.withUnsafeMutableBufferPointer { output in
+                    for start in stride(from: 0, through: microphone.count - block, by: block) {
+                        let frames = start..<(start + block)
+                        if start == Scene.rate {
+                            alloc_counter_start()
+                            lock_counter_start()
+                        }
+                        _ = pipeline.process(microphone: UnsafeBufferPointer(rebasing: microphone[frames]),
+                                             reference: UnsafeBufferPointer(rebasing: far[frames]), output: output)
+                    }
+                    locks = lock_counter_stop()
+                    allocations = alloc_counter_stop()
+                }
+            }
+        }
+        #expect(clippedBlocks > 100, "only \(clippedBlocks) clipped blocks were counted")
+        #expect(allocations == 0, "allocations over the clipping microphone's blocks: \(allocations)")
+        if lock_counter_is_active() != 0 { #expect(locks == 0, "lock operations over the clipping microphone's blocks: \(locks)") }
+        alloc_counter_start()
+        let control = [Float](repeating: 1, count: block)
+        #expect(alloc_counter_stop() >= 1 && control.count == block, "the control's array must be counted")
     }
 }

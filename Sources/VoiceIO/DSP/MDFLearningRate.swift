@@ -94,7 +94,7 @@ final class MDFLearningRate {
     /// `syy`, their correlation `sey`, reference `sxx`, and `expectedEchoEnergy`, what the start-up rate takes the
     /// echo's energy to be where that is more than the reference's) and power spectra. Real-time safe.
     func update(errorEnergy see: Float, echoEnergy syy: Float, errorEchoCorrelation sey: Float, referenceEnergy sxx: Float,
-                expectedEchoEnergy: Float = 0) {
+                expectedEchoEnergy: Float) {
         var blockCorrelation: Float = 1, blockEchoPower: Float = 1
         for k in 0..<binCount {
             referencePower[k] = (1 - farSmoothing) * referencePower[k] + 1 + farSmoothing * referencePowerBins[k]
