@@ -99,27 +99,12 @@ import Testing
         let (far, microphone, _, _) = try Self.scene(seed: 31)
         let block = Self.rate / 100, bulk = 60 * Self.rate / 1000
         let reference = [Float](repeating: 0, count: bulk) + far[..<(far.count - bulk)]
-        var output = [Float](repeating: 0, count: block)
         var (allocations, locks, filterBefore, filterAfter) = (UInt64(0), UInt64(0), 0.0, 0.0)
         for _ in 0..<2 {
             let pipeline = try EchoPipeline(sampleRate: Self.rate, blockFrameCount: block)
-            microphone.withUnsafeBufferPointer { microphone in
-                reference.withUnsafeBufferPointer { reference in
-                    output.withUnsafeMutableBufferPointer { output in
-                        for start in stride(from: 0, through: microphone.count - block, by: block) {
-                            let frames = start..<(start + block)
-                            if start == Self.rate {
-                                filterBefore = pipeline.echoFilterMilliseconds
-                                alloc_counter_start()
-                                lock_counter_start()
-                            }
-                            _ = pipeline.process(microphone: UnsafeBufferPointer(rebasing: microphone[frames]),
-                                                 reference: UnsafeBufferPointer(rebasing: reference[frames]), output: output)
-                        }
-                        locks = lock_counter_stop()
-                        allocations = alloc_counter_stop()
-                    }
-                }
+            (allocations, locks) = PipelineRealTimeSupport.count(pipeline, microphone: microphone, reference: reference,
+                                                                 countingFrom: Self.rate) {
+                filterBefore = $0.echoFilterMilliseconds
             }
             filterAfter = pipeline.echoFilterMilliseconds
         }

@@ -46,28 +46,11 @@ struct MicrophoneClippingTests {
         let (far, microphone) = Self.scene()
         let block = Scene.rate / 100
         let pipeline = try EchoPipeline(sampleRate: Scene.rate, blockFrameCount: block)
-        var output = [Float](repeating: 0, count: block)
         let clippedBlocks = stride(from: Scene.rate, through: microphone.count - block, by: block).filter { start in
             microphone[start..<(start + block)].contains { abs($0) >= 1 }
         }.count
-        var (allocations, locks) = (UInt64(0), UInt64(0))
-        microphone.withUnsafeBufferPointer { microphone in
-            far.withUnsafeBufferPointer { far in
-                output.withUnsafeMutableBufferPointer { output in
-                    for start in stride(from: 0, through: microphone.count - block, by: block) {
-                        let frames = start..<(start + block)
-                        if start == Scene.rate {
-                            alloc_counter_start()
-                            lock_counter_start()
-                        }
-                        _ = pipeline.process(microphone: UnsafeBufferPointer(rebasing: microphone[frames]),
-                                             reference: UnsafeBufferPointer(rebasing: far[frames]), output: output)
-                    }
-                    locks = lock_counter_stop()
-                    allocations = alloc_counter_stop()
-                }
-            }
-        }
+        let (allocations, locks) = PipelineRealTimeSupport.count(pipeline, microphone: microphone, reference: far,
+                                                                 countingFrom: Scene.rate)
         #expect(clippedBlocks > 100, "only \(clippedBlocks) clipped blocks were counted")
         #expect(allocations == 0, "allocations over the clipping microphone's blocks: \(allocations)")
         if lock_counter_is_active() != 0 { #expect(locks == 0, "lock operations over the clipping microphone's blocks: \(locks)") }
