@@ -105,6 +105,9 @@ final class BlockAdaptiveFilter {
     private static var preEmphasis: Float { 0.9 }
     /// Microphone samples this loud or louder count as clipped (speexdsp's level).
     static var clippedMagnitude: Int16 { 32000 }
+
+    /// Whether a microphone sample counts as clipped (`clippedMagnitude` or beyond either way). Real-time safe.
+    static func isClipped(_ sample: Int16) -> Bool { sample <= -clippedMagnitude || sample >= clippedMagnitude }
     /// The last block's leaked echo over its error energy (`MDFLearningRate.leakedEchoToErrorRatio`). Real-time safe.
     var leakedEchoToErrorRatio: Float { rate.leakedEchoToErrorRatio }
 
@@ -317,7 +320,7 @@ final class BlockAdaptiveFilter {
             previousNear = notched
             // A clipped sample and the one after it (the pre-emphasis reaches one sample on) do not say what the
             // microphone heard: their error teaches no filter.
-            let clipped = microphone[i] <= -Self.clippedMagnitude || microphone[i] >= Self.clippedMagnitude
+            let clipped = Self.isClipped(microphone[i])
             trustedMicrophone[i] = clipped || previousMicrophoneClipped ? 0 : 1
             previousMicrophoneClipped = clipped
             isMicrophoneClipped = isMicrophoneClipped || clipped

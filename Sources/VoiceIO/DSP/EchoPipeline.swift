@@ -378,8 +378,7 @@ public final class EchoPipeline: VoiceProcessor {
         -> (error: Float, filteredMicrophone: Float) {
         canceller.process(microphone: microphone, reference: reference, output: output)
         var errorPower: Float = 0, filteredMicrophonePower: Float = 0
-        let clippedMagnitude = BlockAdaptiveFilter.clippedMagnitude
-        let explainingEcho = Self.clippedEchoMinimumShare * Float(clippedMagnitude) / 32768
+        let explainingEcho = Self.clippedEchoMinimumShare * Float(BlockAdaptiveFilter.clippedMagnitude) / 32768
         for index in 0..<blockFrameCount {
             let e = Float(cancelled[index]) / 32768
             let notched = notch.filter((input[index] * 32768).rounded()) / 32768
@@ -387,8 +386,7 @@ public final class EchoPipeline: VoiceProcessor {
             echoEstimate[index] = notched - e
             let sample = microphone[index]
             let direction: Float = sample > 0 ? 1 : -1
-            if (sample >= clippedMagnitude || sample <= -clippedMagnitude)
-                && echoEstimate[index] * direction >= explainingEcho {
+            if BlockAdaptiveFilter.isClipped(sample) && echoEstimate[index] * direction >= explainingEcho {
                 _ = clipDistortion.input(producing: e)
                 declipped[index] = 0
             } else {
