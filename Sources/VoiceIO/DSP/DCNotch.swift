@@ -24,6 +24,18 @@ struct DCNotch {
         sampleRate < 12000 ? 1 - (1 - 0.982) * 16000 / Float(sampleRate) : speexRadius(sampleRate: sampleRate)
     }
 
+    /// The notch the processed voice leaves with (`EchoPipeline`'s, through `NotchWidener` from `outputRadius`), at
+    /// any rate: 3 dB down at 40 Hz (its radius 2π·28 Hz/rate inside the unit circle). The canceller's own (2π·46
+    /// Hz/rate inside it at 16 kHz: 3 dB down at 65 Hz) turns the phase of the voice's lowest octaves (55° at 100 Hz,
+    /// 36° at 150 Hz, 18° at 300 Hz; this one 33°, 22°, 11°) and takes 1 dB off at 100 Hz (this one 0.3): the near
+    /// talker's least-squares gain lost 0.3-0.4 dB with no echo at all, and the turned talker counted as echo left in
+    /// double talk (our yardstick scenes). Narrower still (3 dB down at 20 Hz) it let the room's rumble through under
+    /// the far end's low echo, which the residual echo suppressor then took away with it: the background 2 dB lower
+    /// while the far end talked (pump scene m04; 1.2 dB at 40 Hz, 0.3 with the canceller's).
+    static func voiceRadius(sampleRate: Int) -> Float {
+        1 - Float(2 * Double.pi * 28 / Double(sampleRate))
+    }
+
     init(radius: Float) {
         self.radius = radius
         feedback = radius * radius + 0.7 * (1 - radius) * (1 - radius)
