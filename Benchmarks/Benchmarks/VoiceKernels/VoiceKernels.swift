@@ -57,7 +57,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark("SuppressorBlock") { benchmark in
-        let suppressor = ResidualEchoSuppressor(sampleRate: voiceRate, blockFrameCount: blockFrames, lateDelayBlocks: 20)
+        let suppressor = ResidualEchoSuppressor(sampleRate: voiceRate, blockFrameCount: blockFrames, longestLateDelayBlocks: 20)
         var output = [Float](repeating: 0, count: blockFrames)
         benchmark.startMeasurement()
         for iteration in benchmark.scaledIterations {
