@@ -12,7 +12,7 @@ import Testing
     /// and after the change.
     static func scene(seed: UInt64, before: (bulkMilliseconds: Double, gain: Float),
                       after: (bulkMilliseconds: Double, gain: Float), afterSeed: UInt64? = nil,
-                      changeSeconds: Double = Double(changeSeconds)) throws
+                      changeSeconds: Double = Double(changeSeconds), talkerSeconds: Double = 8) throws
         -> (far: [Float], microphone: [Float], near: [Float], talkerFrames: Range<Int>) {
         let far = try Signal.farSpeech(seconds: 20.4, sampleRate: rate).map { $0 * 0.6 }
         let echoBefore = Scene.roomEcho(far, bulkMilliseconds: before.bulkMilliseconds, seed: seed, gain: before.gain)
@@ -20,7 +20,8 @@ import Testing
         let change = Int(changeSeconds * Double(rate))
         let echo = (0..<far.count).map { $0 < change ? echoBefore[$0] : echoAfter[$0] }
         let talker = try Signal.fixture("near-speech-16k.wav", sampleRate: rate).map { $0 * 0.6 }
-        let talkerFrames = (8 * rate)..<(8 * rate + talker.count)
+        let talkerStart = Int(talkerSeconds * Double(rate))
+        let talkerFrames = talkerStart..<(talkerStart + talker.count)
         var near = [Float](repeating: 0, count: far.count)
         near.replaceSubrange(talkerFrames, with: talker)
         let microphone = Scene.mix(echo, near, Scene.fixture.noise(count: far.count, rms: 0.0003, seed: seed + 1))

@@ -23,6 +23,20 @@ import Testing
         #expect(Self.takeovers(&run, blocks: 25, foreground: 0.9, shadow: 0.7) == [20])
     }
 
+    @Test("a path lost at the far end's return from a pause, however long, starts a run")
+    func pathLostAfterPause() {
+        var run = LostPathRun(rate: BlockRate(blocksPerSecond: 100))
+        #expect(Self.takeovers(&run, blocks: 50, foreground: 0.01, shadow: 4).isEmpty)
+        // A 0.5 s pause in which the error and the microphone are both the room's noise (the path looks lost).
+        #expect(Self.takeovers(&run, blocks: 50, foreground: 0.9, shadow: 1, farEndPlays: false).isEmpty)
+        #expect(Self.takeovers(&run, blocks: 40, foreground: 0.9, shadow: 0.7) == [30])
+        // Nor does a pause in which the error stays low (the path not lost) end the time to start one.
+        var quiet = LostPathRun(rate: BlockRate(blocksPerSecond: 100))
+        #expect(Self.takeovers(&quiet, blocks: 50, foreground: 0.01, shadow: 4).isEmpty)
+        #expect(Self.takeovers(&quiet, blocks: 50, foreground: 0.01, shadow: 4, farEndPlays: false).isEmpty)
+        #expect(Self.takeovers(&quiet, blocks: 40, foreground: 0.9, shadow: 0.7) == [30])
+    }
+
     @Test("a talker who fills the error, the shadow level with the foreground or behind it, is no moved path")
     func talkerIsNoMovedPath() {
         var run = LostPathRun(rate: BlockRate(blocksPerSecond: 100))

@@ -10,8 +10,11 @@
 /// neither filter can predict what fills the error, and the shadow, its fixed step pulled further by the talker,
 /// stands 0-2 dB above the foreground.
 ///
-/// So a run starts when the foreground loses the path (takes less than 3 dB off) within `startSeconds` of cancelling
-/// 10 dB or more, and lasts while it stays lost. Over each `windowSeconds` of far-end blocks in the run the shadow's
+/// So a run starts when the foreground loses the path (takes less than 3 dB off) within `startSeconds` of far-end
+/// sound after cancelling 10 dB or more, and lasts while it stays lost. A far-end pause does not count towards those
+/// seconds: a path that moves in the pause is lost at the far end's return, however long the pause (our `changes`
+/// scene c05, the path moved in a 0.2 s pause half a second after double talk: the echo came back taken for a talker and
+/// 4-7 dB down for 1.2 s until the filter started over; found so at the first window, 33 dB from 0.3 s after the return). Over each `windowSeconds` of far-end blocks in the run the shadow's
 /// error energy and the foreground's are summed; a window in which the shadow's stays under `shadowRatio` of the
 /// foreground's (−1 dB) finds the path moved, and the shadow takes over. Real-time safe.
 struct LostPathRun {
@@ -22,7 +25,7 @@ struct LostPathRun {
     private let startBlocks: Int
     private let windowBlocks: Int
 
-    /// How soon after cancelling well the path must be lost for a run to start.
+    /// How soon after cancelling well the path must be lost for a run to start, in seconds of far-end sound.
     private static var startSeconds: Double { 0.1 }
     /// The far-end time summed per window.
     private static var windowSeconds: Double { 0.3 }
@@ -43,7 +46,11 @@ struct LostPathRun {
     mutating func observe(smoothedForegroundError: Float, smoothedMicrophone: Float, hasLostPath: Bool,
                           farEndPlays: Bool, shadowError: Float, foregroundError: Float) -> Bool {
         let isCancellingWell = farEndPlays && smoothedForegroundError <= Self.cancellingWellRatio * smoothedMicrophone
-        blocksSinceCancellingWell = isCancellingWell ? 0 : min(blocksSinceCancellingWell + 1, Int.max / 2)
+        if isCancellingWell {
+            blocksSinceCancellingWell = 0
+        } else if farEndPlays {
+            blocksSinceCancellingWell = min(blocksSinceCancellingWell + 1, Int.max / 2)
+        }
         guard hasLostPath && (isRunning || blocksSinceCancellingWell <= startBlocks) else {
             isRunning = false
             startWindow()
