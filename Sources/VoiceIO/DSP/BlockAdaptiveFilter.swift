@@ -90,6 +90,10 @@ final class BlockAdaptiveFilter {
     private static var shadowWinningRatio: Float { 0.25 }
     private static var shadowForegroundMinimumRatio: Float { 0.5 }
     private static var shadowWinningBlockCount: Int { 5 }
+    /// The foreground's smoothed error over the microphone's at or below which a lagging shadow restarts from it (−10
+    /// dB), and the shadow's smoothed error over the foreground's above which it lags (6 dB; `resyncLaggingShadow`).
+    private static var shadowResyncForegroundRatio: Float { 0.1 }
+    private static var shadowResyncLagRatio: Float { 4 }
 
     private var notch: DCNotch
     private var previousNear: Float = 0, previousReference: Float = 0, previousOutput: Float = 0
@@ -481,6 +485,12 @@ final class BlockAdaptiveFilter {
     /// pause, q08, is left alone) is replaced, and only once it has counted as adapted. A path that moved into a louder
     /// echo can leave the shadow short of its margin for seconds; a run of blocks in which the foreground lost the path
     /// just after cancelling well, and the shadow did better by 1 dB, finds it too (`LostPathRun`).
+    ///
+    /// The shadow learns from a near talker at its whole step, and after double talk it may lag far behind a foreground
+    /// that cancels well (0-9 dB off where the foreground took 20-25 in `DoubleTalkPathChangeTests`): a path that moved
+    /// then found it no better placed than the foreground, and the echo passed for a talker at 7 dB for seconds. So
+    /// while the foreground cancels well and the shadow stands 6 dB behind it, the shadow restarts from the foreground's
+    /// weights (a copy of the partitions in use; real-time safe).
     private func judgeShadow(shadowErrorEnergy: Float, foregroundErrorEnergy: Float, nearEnergy: Float,
                              referenceEnergy: Float) -> Bool {
         let smoothing: Float = 0.2
@@ -494,9 +504,19 @@ final class BlockAdaptiveFilter {
                                           smoothedMicrophone: nearSmoothed, hasLostPath: isLost,
                                           farEndPlays: farEnd, shadowError: shadowErrorEnergy,
                                           foregroundError: foregroundErrorEnergy)
+        if farEnd && !isMoved { resyncLaggingShadow() }
         guard shadowWinningBlocks >= Self.shadowWinningBlockCount || isMoved else { return false }
         shadowWinningBlocks = 0
         return true
+    }
+
+    /// Restarts the shadow from the foreground's weights while the foreground takes 10 dB or more off the microphone and
+    /// the shadow stands 6 dB behind it (see `judgeShadow`). Real-time safe.
+    private func resyncLaggingShadow() {
+        guard foregroundErrorSmoothed <= Self.shadowResyncForegroundRatio * nearSmoothed,
+              shadowErrorSmoothed > Self.shadowResyncLagRatio * foregroundErrorSmoothed else { return }
+        shadow.update(from: foreground, count: partitionCount * 2 * laneBinCount)
+        shadowErrorSmoothed = foregroundErrorSmoothed
     }
 
     /// Whether the shadow takes 6 dB or more off the microphone (smoothed over the last blocks): there is echo to
