@@ -13,12 +13,13 @@
 /// So a run starts when the foreground loses the path (takes less than 3 dB off) within `startSeconds` of far-end
 /// sound after cancelling 10 dB or more, and lasts while it stays lost. A far-end pause does not count towards those
 /// seconds: a path that moves in the pause is lost at the far end's return, however long the pause (our `changes`
-/// scene c05, the path moved in a 0.2 s pause half a second after double talk: the echo came back taken for a talker and
-/// 4-7 dB down for 1.2 s until the filter started over; found so at the first window, 33 dB from 0.3 s after the return). Over each `windowSeconds` of far-end blocks in the run the shadow's
-/// error energy and the foreground's are summed; a window in which the shadow's stays under `shadowRatio` of the
-/// foreground's (−1 dB) finds the path moved, and the shadow takes over. Real-time safe.
+/// scene c05, the path moved in a 0.16 s pause half a second after double talk: the echo came back taken for a talker,
+/// 1-7 dB down for 1.2 s until the filter started over; found so at the first window, 33 dB from 0.3 s after the
+/// return). Over each `windowSeconds` of far-end blocks in the run the shadow's error energy and the foreground's are
+/// summed; a window in which the shadow's stays under `shadowRatio` of the foreground's (−1 dB) finds the path moved,
+/// and the shadow takes over. Real-time safe.
 struct LostPathRun {
-    private var blocksSinceCancellingWell = Int.max / 2
+    private var farEndBlocksSinceCancellingWell = Int.max / 2
     private var isRunning = false
     private var windowFarEndBlocks = 0
     private var shadowErrorSum: Float = 0, foregroundErrorSum: Float = 0
@@ -47,11 +48,11 @@ struct LostPathRun {
                           farEndPlays: Bool, shadowError: Float, foregroundError: Float) -> Bool {
         let isCancellingWell = farEndPlays && smoothedForegroundError <= Self.cancellingWellRatio * smoothedMicrophone
         if isCancellingWell {
-            blocksSinceCancellingWell = 0
+            farEndBlocksSinceCancellingWell = 0
         } else if farEndPlays {
-            blocksSinceCancellingWell = min(blocksSinceCancellingWell + 1, Int.max / 2)
+            farEndBlocksSinceCancellingWell = min(farEndBlocksSinceCancellingWell + 1, Int.max / 2)
         }
-        guard hasLostPath && (isRunning || blocksSinceCancellingWell <= startBlocks) else {
+        guard hasLostPath && (isRunning || farEndBlocksSinceCancellingWell <= startBlocks) else {
             isRunning = false
             startWindow()
             return false
