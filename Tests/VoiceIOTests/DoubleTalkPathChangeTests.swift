@@ -90,10 +90,6 @@ import Testing
         #expect(echo.lateDB > 42, "ERLE \(echo.lateDB) dB from 1 to 2 s after the change")
     }
 
-    /// The path moves 10 ms later and 3 dB louder: the adapted filter takes 0-3 dB off for two seconds, its shadow gets
-    /// only 1-3 dB ahead of it, and no misadjustment is found; the detector takes the new echo for a talker. Seeds 31,
-    /// 41, 71, 91: the echo from 1 to 2 s after the change 51.6-52.7 dB, the shadow taking over (`LostPathRun`), from
-    /// 0.25 to 1 s 6.4-7.2 dB; 7.6-8.1 and 2.2-3.3 dB without the takeover.
     /// The path moves 10 ms later and 3 dB louder (another room response) 0.2 s after a talker who spoke for 5.8 s
     /// stopped, the far end talking (at 16.3 s), or 0.7 s after, in a 0.4 s far-end pause (at 16.8 s). The talker had
     /// pulled the shadow, which took 0-9 dB off where the foreground took 20-25 dB when the path moved: neither knew the
@@ -111,6 +107,10 @@ import Testing
         #expect(erle > 35, "ERLE \(erle) dB from 1 to 2 s after the change")
     }
 
+    /// The path moves 10 ms later and 3 dB louder: the adapted filter takes 0-3 dB off for two seconds, its shadow gets
+    /// only 1-3 dB ahead of it, and no misadjustment is found; the detector takes the new echo for a talker. Seeds 31,
+    /// 41, 71, 91: the echo from 1 to 2 s after the change 51.6-52.7 dB, the shadow taking over (`LostPathRun`), from
+    /// 0.25 to 1 s 6.4-7.2 dB; 7.6-8.1 and 2.2-3.3 dB without the takeover.
     @Test("a path that moves into a louder echo is found by its shadow within a second",
           arguments: [UInt64(31), 41, 71, 91])
     func louderMovedPath(seed: UInt64) throws {

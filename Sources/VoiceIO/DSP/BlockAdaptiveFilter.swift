@@ -504,14 +504,15 @@ final class BlockAdaptiveFilter {
                                           smoothedMicrophone: nearSmoothed, hasLostPath: isLost,
                                           farEndPlays: farEnd, shadowError: shadowErrorEnergy,
                                           foregroundError: foregroundErrorEnergy)
-        if farEnd && !isMoved { resyncLaggingShadow() }
+        if farEnd { resyncLaggingShadow() }
         guard shadowWinningBlocks >= Self.shadowWinningBlockCount || isMoved else { return false }
         shadowWinningBlocks = 0
         return true
     }
 
     /// Restarts the shadow from the foreground's weights while the foreground takes 10 dB or more off the microphone and
-    /// the shadow stands 6 dB behind it (see `judgeShadow`). Real-time safe.
+    /// the shadow stands 6 dB behind it (see `judgeShadow`); never on a block the shadow takes over, where the foreground
+    /// has lost the path. Real-time safe.
     private func resyncLaggingShadow() {
         guard foregroundErrorSmoothed <= Self.shadowResyncForegroundRatio * nearSmoothed,
               shadowErrorSmoothed > Self.shadowResyncLagRatio * foregroundErrorSmoothed else { return }
