@@ -215,6 +215,42 @@ import CAllocCounter
         #expect(forgot.gain < kept.gain - 3, "control: forgetting the room costs the talker \(forgot.gain) dB")
     }
 
+    /// A path that grows a late reflection (80 ms after the echo, 6 dB under it) at 3 s, while the filter's estimate
+    /// stays the old path's: the output is then the new reflection, well over what the ratios learned, and not coherent
+    /// with the estimate in a block (its far end is 80 ms older). The filter finds such blocks leaked echo
+    /// (`filterFindsClearlyLeakedEcho`, its leaked echo 10 times its error or more); after a quiet near end the
+    /// detector takes them for echo, not for a talker who starts, and the ratios learn them: our u01 let 0.2 s of the echo
+    /// through at 10-24 dB when the far end came back after a pause to a filter that had not learned all of its sound
+    /// (that half second's ERLE 23 dB, 50 now). Not found, the detector hears a talker and the ratios never rise.
+    @Test func takesLeakedEchoAfterAQuietNearEndForEcho() {
+        let fixture = EchoSceneFixture(sampleRate: Self.rate)
+        let count = 5 * Self.rate, grown = 3 * Self.rate
+        let far = fixture.speechLike(seconds: 5, seed: 41)
+        let taps = fixture.roomResponse(bulkMilliseconds: 2, seed: 12)
+        let echo = EchoSceneFixture.convolve(far, taps: taps, gain: 0.5, count: count)
+        let lateTaps = taps.map { (offset: $0.offset + Self.rate * 80 / 1000, gain: $0.gain) }
+        let late = EchoSceneFixture.convolve(far, taps: lateTaps, gain: 0.25, count: count)
+        let noise = fixture.noise(count: count, rms: 0.0003, seed: 44)
+        let microphone = (0..<count).map { echo[$0] + ($0 >= grown ? late[$0] : 0) + noise[$0] }
+        let estimate = echo.map { 0.99 * $0 }
+        let output = (0..<count).map { microphone[$0] - estimate[$0] }
+        let scene = Scene(far: far, microphone: microphone, estimate: estimate, output: output,
+                          near: [Float](repeating: 0, count: count), noise: noise)
+        func suppression(flagged: Bool) -> Float {
+            let suppressor = ResidualEchoSuppressor(sampleRate: Self.rate, blockFrameCount: Self.block)
+            let out = Self.suppress(scene, suppressor: suppressor, beforeBlock: { start in
+                suppressor.filterFindsLeakedEcho = flagged && start >= grown
+                suppressor.filterFindsClearlyLeakedEcho = suppressor.filterFindsLeakedEcho
+            })
+            return Self.decibels(Self.power(output, from: 3.5, to: 5) / Self.power(out, from: 3.5, to: 5))
+        }
+        let leaked = Self.decibels(Self.power(microphone, from: 3, to: 5) / Self.power(output, from: 3, to: 5))
+        let found = suppression(flagged: true), unfound = suppression(flagged: false)
+        #expect(leaked < 12, "the filter takes \(leaked) dB off the grown path")
+        #expect(found > 12, "\(found) dB taken off the leaked echo 0.5-2 s after the path grew")
+        #expect(unfound < found - 9, "control: not found leaked, \(unfound) dB taken off")
+    }
+
     /// A hot microphone (the echo 12 dB or more above the reference) under a filter that starts over (a moved path): the
     /// output is the whole echo again, and the ratios to the reference restart where the echo comes back, not at the
     /// reference's own level, where the detector took the echo for a talker and its ratios then could not rise (our

@@ -359,6 +359,7 @@ public final class EchoPipeline: VoiceProcessor {
                                                            farEndActive: farEndActive,
                                                            isNearEndQuiet: suppressor.isNearEndQuiet)
         suppressor.filterFindsLeakedEcho = leakedEcho.isLeakedBlock
+        suppressor.filterFindsClearlyLeakedEcho = leakedEcho.isClearlyLeakedBlock
         suppressor.estimateEchoShare = estimateEchoShare
         suppressor.isMicrophoneClipped = canceller.isMicrophoneClipped
         for index in 0..<blockFrameCount {

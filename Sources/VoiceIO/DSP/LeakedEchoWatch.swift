@@ -17,6 +17,9 @@ struct LeakedEchoWatch {
     /// Whether the last block's leaked echo was `leakedBlockRatio` times its error or more: the filter itself finds
     /// the block leaked echo (`ResidualEchoSuppressor.filterFindsLeakedEcho`), whether or not the far end plays.
     private(set) var isLeakedBlock = false
+    /// Whether the last block's leaked echo was `clearlyLeakedBlockRatio` times its error or more: next to the leaked
+    /// echo, the error holds little else (`ResidualEchoSuppressor.filterFindsClearlyLeakedEcho`).
+    private(set) var isClearlyLeakedBlock = false
     private let smoothing: Float
     private let deadlockBlocks: Int
 
@@ -27,6 +30,9 @@ struct LeakedEchoWatch {
     private static var minimumLeakedShare: Float { 0.75 }
     /// A block's leaked echo over its error from which the filter finds the block leaked echo (`isLeakedBlock`).
     private static var leakedBlockRatio: Float { 3 }
+    /// A block's leaked echo over its error from which the error is clearly leaked echo (`isClearlyLeakedBlock`): the
+    /// onset of a talker over a hot microphone's echo (`HotMicrophoneTests`) came at 3.1.
+    private static var clearlyLeakedBlockRatio: Float { 10 }
 
     init(rate: BlockRate) {
         smoothing = rate.smoothingWeight(seconds: Self.smoothingSeconds)
@@ -43,6 +49,7 @@ struct LeakedEchoWatch {
     /// whether the block's output is leaked echo the detector may be taking for a talker.
     mutating func observe(leakedEchoToErrorRatio ratio: Float, farEndActive: Bool, isNearEndQuiet: Bool) -> Bool {
         isLeakedBlock = ratio > Self.leakedBlockRatio
+        isClearlyLeakedBlock = ratio > Self.clearlyLeakedBlockRatio
         blocksNotQuiet = isNearEndQuiet ? 0 : min(blocksNotQuiet + 1, Int.max / 2)
         guard farEndActive else { return false }
         leakedShare += smoothing * ((ratio > 1 ? 1 : 0) - leakedShare)

@@ -95,6 +95,10 @@ public final class ResidualEchoSuppressor {
     /// than error the synthetic hall's talker (`HallDoubleTalkTests`) went unheard again. Set it per block; real-time
     /// safe.
     var filterFindsLeakedEcho = false
+    /// Whether the linear filter finds this block's output clearly leaked echo (its leaked echo 10 times its error:
+    /// `LeakedEchoWatch.isClearlyLeakedBlock`). After a quiet near end such a block is no talker's onset (see
+    /// `process`). Set it per block; real-time safe.
+    var filterFindsClearlyLeakedEcho = false
     /// How much of the echo estimate is echo: 1 while the linear filter finds echo; while it has found none
     /// (`EchoPipeline.isNoEchoFound`: a headset), the share of the microphone it explains, its estimate then the
     /// talker it was pulled to. The estimate's power comes scaled so already; its coherence with the output, which
@@ -453,7 +457,15 @@ public final class ResidualEchoSuppressor {
                           || (isFreshOnset && outputSum > Self.ownErrorOnsetExcess * microphoneSum))
             && crossSum < -Self.ownErrorCorrelation * correlationScale
         let isFilterError = isOutputFilterError || isOwnError
-        let isDismissed = echoLike || isOwnError
+        // A block the filter finds clearly leaked echo, while the near end was quiet or only just broke its quiet, is
+        // echo the filter has not learned (the far end back after a pause with sound the filter learned little of, a
+        // path that grew), not a talker who starts: taken for one, it passed at the gentle gain of double talk, and the
+        // ratios, which learn upward only without a talker, did not catch up (our u01: 0.2 s at 10-24 dB after a pause,
+        // that half second's ERLE 23 dB, 50 now; c03 49.3 -> 52.6 dB). Dismissed, it teaches the ratios as echo: at
+        // the lower bar of `filterFindsLeakedEcho` the onset of a talker over a hot microphone's echo was taught so,
+        // and the talker lost 7 dB (`HotMicrophoneTests`). A talker heard already is not dismissed so.
+        let isLeakedAfterQuiet = filterFindsClearlyLeakedEcho && (isNearEndQuiet || isFreshOnset)
+        let isDismissed = echoLike || isOwnError || isLeakedAfterQuiet
         detector.update(outputPower: isDismissed || holding || isOutputFilterError ? 0 : outputSums.sum(),
                         residualEchoPower: residualSums.sum(), noisePower: noiseSums.sum(), farEndActive: farEndActive)
         if isDismissed { detector.dismissFrame() }
