@@ -77,10 +77,12 @@ struct PipeWireDeviceTests {
         let allocations = Atomic<Int>(-1)
         let countedCycles = 200
         var cycle = 0
+        var controlBlock: UnsafeMutableRawPointer?   // kept until the end: an optimised build drops a malloc freed at once
+        defer { free(controlBlock) }
         try device.start { _, playback in
             cycle += 1
             if cycle == 20 { alloc_counter_start() }
-            if positiveControl, cycle == 100 { free(malloc(16)) }
+            if positiveControl, cycle == 100 { controlBlock = malloc(16) }
             if cycle == 20 + countedCycles { allocations.store(Int(alloc_counter_stop()), ordering: .releasing) }
             playback.update(repeating: 0.1)
         }

@@ -16,8 +16,11 @@ struct RealTimePropertyTests {
         private(set) var periods = 0
         var misbehaves = false
         private let lock = NSLock()
+        /// The control's last allocation, kept so that an optimised build cannot drop a malloc freed at once.
+        private var controlBlock: UnsafeMutableRawPointer?
 
         init(unit: VoiceProcessingIO) { self.unit = unit }
+        deinit { free(controlBlock) }
 
         func render(_ frames: VoiceFrames) {
             periods += 1
@@ -31,7 +34,8 @@ struct RealTimePropertyTests {
             if misbehaves {
                 lock.lock()
                 lock.unlock()
-                free(malloc(64))
+                free(controlBlock)
+                controlBlock = malloc(64)
             }
         }
     }
