@@ -146,6 +146,15 @@ public final class EchoPipeline: VoiceProcessor {
     /// Times the linear filter was found misadjusted (its error correlated with its own echo estimate, as after
     /// an echo-path change) and started over.
     public private(set) var divergenceResetCount = 0
+    /// Blocks since the linear filter last started over (`forgetFilteredPath`: a divergence reset, a restart from its
+    /// shadow, `reset`).
+    private var blocksSinceFilterRestart = Int.max / 2
+    /// How long the filter goes without starting over before the suppressor may hold the gentle gain past a talker
+    /// (`ResidualEchoSuppressor.isFilterSettled`): a path that moved in double talk restarts the filter, and its
+    /// leftover after the talker is echo.
+    private static var settledFilterSeconds: Double { 2 }
+    /// `settledFilterSeconds` in blocks.
+    private let settledFilterBlocks: Int
     /// Processing delay of the output behind the microphone, in frames: the suppressor's block, and one more
     /// block from speexdsp's preprocessor (its analysis window overlaps the previous frame).
     public var latencyFrames: Int { suppressor.latencyFrames + blockFrameCount }
@@ -195,6 +204,7 @@ public final class EchoPipeline: VoiceProcessor {
         echoPresence = EchoPresence(rate: blockRate)
         explained = ExplainedShare(rate: blockRate)
         leakedEcho = LeakedEchoWatch(rate: blockRate)
+        settledFilterBlocks = Int(Self.settledFilterSeconds * Double(sampleRate)) / blockFrameCount
         echoTailBlockCount = Int((settings.filterLengthMilliseconds * Double(sampleRate) / 1000 / Double(blockFrameCount)).rounded(.up))
         microphone = .allocate(capacity: blockFrameCount)
         reference = .allocate(capacity: blockFrameCount)
@@ -362,6 +372,8 @@ public final class EchoPipeline: VoiceProcessor {
         suppressor.filterFindsClearlyLeakedEcho = leakedEcho.isClearlyLeakedBlock
         suppressor.estimateEchoShare = estimateEchoShare
         suppressor.isMicrophoneClipped = canceller.isMicrophoneClipped
+        suppressor.isFilterSettled = blocksSinceFilterRestart > settledFilterBlocks
+        blocksSinceFilterRestart = min(blocksSinceFilterRestart + 1, Int.max / 2)
         for index in 0..<blockFrameCount {
             error[index] = voiceNotch.filter(error[index])
             echoEstimate[index] = estimateVoiceNotch.filter(echoEstimate[index])
@@ -449,5 +461,6 @@ public final class EchoPipeline: VoiceProcessor {
         }
         misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks)
         slide.restart()
+        blocksSinceFilterRestart = 0
     }
 }
