@@ -477,8 +477,10 @@ public final class ResidualEchoSuppressor {
         // and the talker lost 7 dB (`HotMicrophoneTests`). A talker heard already is not dismissed so.
         let isLeakedAfterQuiet = filterFindsClearlyLeakedEcho && (isNearEndQuiet || isFreshOnset)
         let isDismissed = echoLike || isOwnError || isLeakedAfterQuiet
-        detector.update(outputPower: isDismissed || holding || isOutputFilterError ? 0 : outputSums.sum(),
-                        residualEchoPower: residualSums.sum(), noisePower: noiseSums.sum(), farEndActive: farEndActive)
+        // The detection band's powers: the output, the echo the detector reads as left, the noise.
+        let detectedOutput = outputSums.sum(), detectedResidual = residualSums.sum(), detectedNoise = noiseSums.sum()
+        detector.update(outputPower: isDismissed || holding || isOutputFilterError ? 0 : detectedOutput,
+                        residualEchoPower: detectedResidual, noisePower: detectedNoise, farEndActive: farEndActive)
         if isDismissed { detector.dismissFrame() }
         // The talker's tail: a block within a quarter second of the talker, its output above the detector's estimate of
         // the echo left and the noise, is still the talker's (a word's softer end, the room's reverberation of it), and
@@ -490,7 +492,7 @@ public final class ResidualEchoSuppressor {
         // t02, t12 and late-dt-change u04: 3-5 dB of ERLE lost; t02, whose louder path restarts nothing, still 1.5).
         let isTalkerTail = !detector.nearEndActive && detector.framesSinceNearEnd < talkerTailBlocks && !isDismissed
             && !filterFindsLeakedEcho && !isOutputLeakedEcho && isFilterSettled
-            && outputSums.sum() > residualSums.sum() + noiseSums.sum()
+            && detectedOutput > detectedResidual + detectedNoise
         let nearEnd = detector.nearEndActive || isTalkerTail
 
         // How much louder than the reference the echo comes back (`microphoneGain`), learned while the reference is held
