@@ -144,7 +144,7 @@ import Testing
         }
         #expect(filterBefore == 200 && filterAfter == 260)
         #expect(allocations == 0, "allocations while the filter grew: \(allocations)")
-        if lock_counter_is_active() != 0 { #expect(locks == 0, "lock operations while the filter grew: \(locks)") }
+        if LockCounting.isActive { #expect(locks == 0, "lock operations while the filter grew: \(locks)") }
         alloc_counter_start()
         let control = [Float](repeating: 1, count: block)
         #expect(alloc_counter_stop() >= 1 && control.count == block, "the control's array must be counted")

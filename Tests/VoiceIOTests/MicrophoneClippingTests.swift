@@ -53,7 +53,7 @@ struct MicrophoneClippingTests {
                                                                  countingFrom: Scene.rate)
         #expect(clippedBlocks > 100, "only \(clippedBlocks) clipped blocks were counted")
         #expect(allocations == 0, "allocations over the clipping microphone's blocks: \(allocations)")
-        if lock_counter_is_active() != 0 { #expect(locks == 0, "lock operations over the clipping microphone's blocks: \(locks)") }
+        if LockCounting.isActive { #expect(locks == 0, "lock operations over the clipping microphone's blocks: \(locks)") }
         alloc_counter_start()
         let control = [Float](repeating: 1, count: block)
         #expect(alloc_counter_stop() >= 1 && control.count == block, "the control's array must be counted")

@@ -7,7 +7,7 @@ enum PipelineRealTimeSupport {
     /// Processes `microphone` against `reference` (the same length) in the pipeline's blocks, counting from the block
     /// that starts at `countingFrom` to the end; `beforeCounting` is called once just before the counters start.
     /// Returns the allocations and the lock operations counted (no locks are counted while lock counting is off, as
-    /// under the sanitizers: see `lock_counter_is_active`).
+    /// under the sanitizers: see `LockCounting`).
     static func count(_ pipeline: EchoPipeline, microphone: [Float], reference: [Float], countingFrom: Int,
                       beforeCounting: (EchoPipeline) -> Void = { _ in }) -> (allocations: UInt64, locks: UInt64) {
         let block = pipeline.blockFrameCount

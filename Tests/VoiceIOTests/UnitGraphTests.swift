@@ -46,7 +46,7 @@ struct UnitGraphTests {
         let lockControl = lock_counter_stop()
         pthread_mutex_destroy(&mutex)
         #expect(allocationControl == 1)
-        let countsLocks = lock_counter_is_active() != 0  // off under the sanitizers, which take locks of their own
+        let countsLocks = LockCounting.isActive  // off under the sanitizers, which take locks of their own
         if countsLocks { #expect(lockControl == 1) }
 
         func counted(periods: Int) throws -> (allocations: UInt64, locks: UInt64) {
