@@ -75,7 +75,7 @@ import VoiceIOSimulation
     }
 
     /// A hall (RT60 0.8 s: a direct path after 8 ms, then a decaying noise tail out to 1 s) under a 200 ms filter
-    /// grown to 300 ms after 3 s (`extendToLongestFilter`): the last second cancels as a 300 ms filter from the start
+    /// grown to 300 ms after 3 s (`extendFilter(toFrames:)`): the last second cancels as a 300 ms filter from the start
     /// does, and more than the filter kept at 200 ms (the control); the quarter second after the growth cancels as
     /// the kept filter's does (the added taps start from zero, no glitch), and `reset` keeps the length.
     @Test func aGrownFilterCancelsTheTailItNowReaches() throws {
@@ -101,7 +101,7 @@ import VoiceIOSimulation
         var block = 0
         let grownOutput = Self.run(scene) { microphone, reference, output in
             block += 1
-            if block == 300 { grown.extendToLongestFilter() }
+            if block == 300 { grown.extendFilter(toFrames: grown.longestFilterLengthFrames) }
             grown.process(microphone: microphone, reference: reference, output: output)
         }
         #expect(grown.filterLengthFrames == 4800)

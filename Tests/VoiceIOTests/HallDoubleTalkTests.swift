@@ -11,23 +11,27 @@ import Testing
     static let talkerStartSeconds = 8
 
     /// The direct path after 60 ms, then 600 random reflections out to 600 ms whose level falls 60 dB in 0.55 s: the
-    /// tail past the filter's 200 ms holds about 1 % of the echo.
-    static func hallResponse(seed: UInt64) -> [(offset: Int, gain: Float)] {
+    /// tail past the filter's 200 ms holds about 1 % of the echo. A longer `reverberationSeconds` spreads the
+    /// reflections over a span as much longer.
+    static func hallResponse(seed: UInt64, reverberationSeconds: Double = 0.55) -> [(offset: Int, gain: Float)] {
         var noise = EchoSceneFixture.Noise(state: seed)
         let bulk = 60 * rate / 1000
+        let spread = 0.598 * max(1, reverberationSeconds / 0.55)
         var taps = [(offset: bulk, gain: Float(1))]
         for _ in 0..<600 {
-            let seconds = 0.002 + 0.598 * Double(noise.next() * 0.5 + 0.5)
-            taps.append((bulk + Int(seconds * Double(rate)), 0.55 * Float(exp(-6.9 * seconds / 0.55)) * noise.next()))
+            let seconds = 0.002 + spread * Double(noise.next() * 0.5 + 0.5)
+            taps.append((bulk + Int(seconds * Double(rate)),
+                         0.55 * Float(exp(-6.9 * seconds / reverberationSeconds)) * noise.next()))
         }
         return taps
     }
 
     /// The far end, the microphone, the talker alone and the frames it talks in.
-    static func scene(seed: UInt64) throws
+    static func scene(seed: UInt64, reverberationSeconds: Double = 0.55) throws
         -> (far: [Float], microphone: [Float], near: [Float], talkerFrames: Range<Int>) {
         let far = try Signal.farSpeech(seconds: 16, sampleRate: rate).map { $0 * 0.6 }
-        let echo = EchoSceneFixture.convolve(far, taps: hallResponse(seed: seed), gain: 0.3, count: far.count)
+        let taps = hallResponse(seed: seed, reverberationSeconds: reverberationSeconds)
+        let echo = EchoSceneFixture.convolve(far, taps: taps, gain: 0.3, count: far.count)
         let recorded = try Signal.fixture("near-speech-16k.wav", sampleRate: rate)
         let talkerFrames = (talkerStartSeconds * rate)..<min(far.count, talkerStartSeconds * rate + recorded.count)
         var near = [Float](repeating: 0, count: far.count)
@@ -122,6 +126,34 @@ import Testing
         let room = Scene.roomEcho(far, bulkMilliseconds: 80, seed: 23, gain: 0.5)
         let shortRoom = Scene.mix(room, Scene.fixture.noise(count: far.count, rms: 0.0003, seed: 24))
         #expect(try run(microphone: shortRoom, longRoomMilliseconds: 260).filterMilliseconds == 200)
+    }
+
+    /// A hall of 0.8 s, beyond the long rooms of 0.44-0.68 s (`LongRoomWatch`), grows the filter to half the
+    /// reverberation time its fit reads (0.7 s: 350 ms), which then takes 3.1 dB more echo off in far-end single talk
+    /// from 10 s to 16 s (21.2 dB) than the filter grown to 260 ms only (the control:
+    /// `reverberantRoomFilterLengthMilliseconds` at 260).
+    @Test func aReverberantHallGrowsTheFilterFurther() throws {
+        let far = try Signal.farSpeech(seconds: 16, sampleRate: Self.rate).map { $0 * 0.6 }
+        let taps = Self.hallResponse(seed: 31, reverberationSeconds: 0.8)
+        let echo = EchoSceneFixture.convolve(far, taps: taps, gain: 0.3, count: far.count)
+        let microphone = Scene.mix(echo, Scene.fixture.noise(count: far.count, rms: 0.0003, seed: 72))
+        let block = Self.rate / 100, bulk = 60 * Self.rate / 1000
+        let reference = [Float](repeating: 0, count: bulk) + far[..<(far.count - bulk)]
+        func run(reverberantMilliseconds: Double) throws -> (linearERLE: Double, filterMilliseconds: Double) {
+            var settings = EchoPipelineSettings()
+            settings.reverberantRoomFilterLengthMilliseconds = reverberantMilliseconds
+            let pipeline = try EchoPipeline(sampleRate: Self.rate, blockFrameCount: block, settings: settings)
+            var before = pipeline.linearERLE.report.processing
+            _ = PipelineRealTimeSupport.count(pipeline, microphone: microphone, reference: reference,
+                                              countingFrom: 10 * Self.rate) { before = $0.linearERLE.report.processing }
+            let erle = pipeline.linearERLE.report.processing.since(before).decibels ?? 0
+            return (erle, pipeline.echoFilterMilliseconds)
+        }
+        let grown = try run(reverberantMilliseconds: 400)
+        let control = try run(reverberantMilliseconds: 260)
+        #expect((340...400).contains(grown.filterMilliseconds) && control.filterMilliseconds == 260)
+        #expect(grown.linearERLE > control.linearERLE + 2,
+                "linear ERLE \(grown.linearERLE) dB grown to \(grown.filterMilliseconds) ms, \(control.linearERLE) dB at 260")
     }
 
     /// The filter grows on the real-time path as it runs: the pipeline over the hall (its reference aligned by hand),

@@ -33,6 +33,19 @@ import VoiceIO
         #expect(Self.fitsUntilFound(hall, farEndHeard: false) == nil)
     }
 
+    /// A reverberant hall of 0.8 s (our reverberant scenes' r08 reads 0.73 s) is a long room too, and the watch reads its
+    /// reverberation time back from the fit that found it; a steady fit of 1.2 s is past the rooms believed.
+    @Test func findsAReverberantHallAndReadsItsReverberation() {
+        var watch = LongRoomWatch(sampleRate: Self.rate, blockFrameCount: Self.block)
+        #expect(watch.reverberationSeconds == nil)
+        let decay = EchoTailEstimator.decayPerBlock(reverberationSeconds: 0.8, sampleRate: Self.rate,
+                                                    blockFrameCount: Self.block)
+        for _ in 0..<6 { watch.observe(decayPerBlock: decay, tailShare: Self.share(decibels: -18), isFarEndHeard: true) }
+        #expect(watch.roomOutlastsFilter)
+        #expect(abs((watch.reverberationSeconds ?? 0) - 0.8) < 0.001)
+        #expect(Self.fitsUntilFound(Array(repeating: (seconds: 1.2, tailDecibels: -18), count: 10)) == nil)
+    }
+
     /// Our drift scene d06 (a 0.35 s room, 200 ppm) and a path that just moved: the fits wander by 3-5 dB, their
     /// decay in and out of a long room's.
     @Test func aWanderingFitIsNotARoom() {

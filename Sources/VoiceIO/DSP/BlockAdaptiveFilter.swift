@@ -15,13 +15,13 @@ import Glibc
 /// sees it.
 ///
 /// Samples are in Int16 units (full scale 32768) as Float. The transform (`MixedRadixRealFFT`) spans two blocks;
-/// each partition keeps `frameCount` taps. The filter can grow once to its longest length (`extendToLongest`), for a
+/// each partition keeps `frameCount` taps. The filter can grow up to its longest length (`extend(toPartitions:)`), for a
 /// room that rings past it: the added partitions start from zero.
 ///
 /// `init` allocates everything; `process` and `reset` are real-time safe (no allocation, no locks).
 final class BlockAdaptiveFilter {
     let frameCount: Int
-    /// Partitions in use (`extendToLongest` raises it to `longestPartitionCount`).
+    /// Partitions in use (`extend(toPartitions:)` raises it, up to `longestPartitionCount`).
     private(set) var partitionCount: Int
     /// Partitions allocated: the longest the filter can grow to.
     let longestPartitionCount: Int
@@ -128,7 +128,7 @@ final class BlockAdaptiveFilter {
         set { rate.keepsStartupStep = newValue }
     }
 
-    /// `longestFilterLengthFrames`: what `extendToLongest` grows the filter to (at least `filterLengthFrames`).
+    /// `longestFilterLengthFrames`: the most `extend(toPartitions:)` grows the filter to (at least `filterLengthFrames`).
     init(frameCount: Int, filterLengthFrames: Int, longestFilterLengthFrames: Int = 0, sampleRate: Int) {
         self.frameCount = frameCount
         partitionCount = (filterLengthFrames + frameCount - 1) / frameCount
@@ -254,10 +254,12 @@ final class BlockAdaptiveFilter {
         spectrum(ring, (newestSpectrum + longestPartitionCount + 1 - age) % (longestPartitionCount + 1))
     }
 
-    /// Grows the filter to `longestPartitionCount` partitions; the added ones start from zero, as after `reset`,
-    /// and the reference spectra they filter are there already (the ring holds the longest filter's). It stays
-    /// grown through `reset`: the room's length is not the path's. Real-time safe.
-    func extendToLongest() { partitionCount = longestPartitionCount }
+    /// Grows the filter to `partitions` (at most `longestPartitionCount`; it never shrinks); the added ones start from
+    /// zero, as after `reset`, and the reference spectra they filter are there already (the ring holds the longest
+    /// filter's). It stays grown through `reset`: the room's length is not the path's. Real-time safe.
+    func extend(toPartitions partitions: Int) {
+        partitionCount = min(longestPartitionCount, max(partitionCount, partitions))
+    }
 
     private func forward(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>) {
         fft.forward(input, real: output, imaginary: output + laneBinCount)

@@ -10,12 +10,12 @@ public final class EchoCanceller {
     public let sampleRate: Int
     /// The echo tail the filter covers now, in frames, whole blocks (typically 100–500 ms of audio).
     public var filterLengthFrames: Int { filter.partitionCount * frameCount }
-    /// The longest echo tail the filter can grow to (`extendToLongestFilter`), in frames, whole blocks.
+    /// The longest echo tail the filter can grow to (`extendFilter(toFrames:)`), in frames, whole blocks.
     public var longestFilterLengthFrames: Int { filter.longestPartitionCount * frameCount }
     private let filter: BlockAdaptiveFilter
     private let taps: UnsafeMutablePointer<Float>
 
-    /// `longestFilterLengthMilliseconds`: what `extendToLongestFilter` grows the filter to (nil: it cannot grow).
+    /// `longestFilterLengthMilliseconds`: the most `extendFilter(toFrames:)` grows the filter to (nil: it cannot grow).
     /// Not real-time safe (allocates the filter, at its longest).
     public init(frameCount: Int, filterLengthMilliseconds: Double, longestFilterLengthMilliseconds: Double? = nil,
                 sampleRate: Int) throws(SpeexError) {
@@ -118,10 +118,12 @@ public final class EchoCanceller {
     /// linear. It is a property of the loudspeaker, not of the path: `reset` keeps it. Real-time safe.
     public var loudspeakerKneeLevel: Float? { filter.saturation.kneeLevel }
 
-    /// Grows the filter to `longestFilterLengthFrames`, for a room that rings past it: the taps added start from
-    /// zero, the rest keeps learning as it was. It stays grown through `reset` (the room's length is not the path's).
-    /// Real-time safe.
-    public func extendToLongestFilter() { filter.extendToLongest() }
+    /// Grows the filter to cover `frames` of echo tail (whole blocks, at most `longestFilterLengthFrames`; it never
+    /// shrinks), for a room that rings past it: the taps added start from zero, the rest keeps learning as it was. It
+    /// stays grown through `reset` (the room's length is not the path's). Real-time safe.
+    public func extendFilter(toFrames frames: Int) {
+        filter.extend(toPartitions: (max(frames, 0) + frameCount - 1) / frameCount)
+    }
 
     /// Keeps the filter's weights for `shiftSinceSnapshot`. Real-time safe.
     func takeWeightSnapshot() { filter.takeWeightSnapshot() }

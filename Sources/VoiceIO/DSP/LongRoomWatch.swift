@@ -8,24 +8,32 @@ import Glibc
 ///
 /// It reads the `EchoTailEstimator`'s fits of the filter's impulse response. A long room gives a tail past the
 /// filter's end of at least −26 dB of the filter's energy (`tailShare`), decaying as a reverberation of 0.44 to
-/// 0.68 s, and the same fit, within 2 dB and 0.2 dB per block, over `steadyFitCount` fits made while the far end
+/// 1 s, and the same fit, within 2 dB and 0.2 dB per block, over `steadyFitCount` fits made while the far end
 /// played. What else looks like a tail does not hold still: a filter converging again after the path moved, or the
 /// misadjustment of a filter under a drifting clock, reads −8 to −27 dB decaying as 0.6 to 3 s, wandering by 3 to
 /// 10 dB from one fit to the next (our moved-path and drift scenes); a frozen filter (no far end) repeats its last fit,
-/// which does not count. Rooms of 0.12 to 0.35 s leave −29 to −45 dB under a 200 ms filter.
+/// which does not count. Rooms of 0.12 to 0.35 s leave −29 to −45 dB under a 200 ms filter. The longest reverberation
+/// believed was 0.68 s until our reverberant scenes (`eval/scenes-reverberant.json`) met rooms of 0.7 s, which
+/// a 200 ms filter leaves at −12 dB: there the double-talk detector never heard a talker 5 dB under the echo (r08).
+/// The room's reverberation time, read from the fit that found it (`reverberationSeconds`), tells how long a filter it
+/// needs (`EchoPipeline`).
 ///
 /// Real-time safe throughout.
 public struct LongRoomWatch {
     /// Whether the room was found to ring past the filter. It stays found.
     public private(set) var roomOutlastsFilter = false
+    /// The room's reverberation time (RT60) in seconds, from the fit that found it (nil until then).
+    public private(set) var reverberationSeconds: Double?
     private let fastestDecayPerBlock: Float, slowestDecayPerBlock: Float
+    /// Seconds per block, which turn a decay per block into a reverberation time.
+    private let blockSeconds: Double
     private var steadyFits = 0
     private var lowestTailDecibels: Float = 0, highestTailDecibels: Float = 0
     private var lowestDecayDecibels: Float = 0, highestDecayDecibels: Float = 0
 
     /// The tail past the filter a longer filter is for: −26 dB of the filter's energy.
     private static var tailShare: Float { 0.0025 }
-    private static var reverberationSeconds: ClosedRange<Double> { 0.44...0.68 }
+    private static var believedReverberationSeconds: ClosedRange<Double> { 0.44...1 }
     /// Fits in a row that must agree (half a second apart in `EchoPipeline`: 3 s).
     private static var steadyFitCount: Int { 6 }
     /// How far the fits in a steady run may spread: the tail's share in dB, the decay in dB per block.
@@ -38,8 +46,9 @@ public struct LongRoomWatch {
             EchoTailEstimator.decayPerBlock(reverberationSeconds: seconds, sampleRate: sampleRate,
                                             blockFrameCount: blockFrameCount)
         }
-        fastestDecayPerBlock = decay(Self.reverberationSeconds.lowerBound)
-        slowestDecayPerBlock = decay(Self.reverberationSeconds.upperBound)
+        fastestDecayPerBlock = decay(Self.believedReverberationSeconds.lowerBound)
+        slowestDecayPerBlock = decay(Self.believedReverberationSeconds.upperBound)
+        blockSeconds = Double(blockFrameCount) / Double(sampleRate)
     }
 
     /// One fit of the estimator (`EchoTailEstimator.fittedDecayPerBlock`, `fittedTailShare`); `isFarEndHeard`: the
@@ -66,5 +75,7 @@ public struct LongRoomWatch {
         }
         steadyFits += 1
         roomOutlastsFilter = steadyFits >= Self.steadyFitCount
+        // Energy falls by 60 dB (a factor e^-13.8) over the reverberation time.
+        if roomOutlastsFilter { reverberationSeconds = -13.8 * blockSeconds / Double(log(decayPerBlock)) }
     }
 }
