@@ -8,9 +8,9 @@ public struct EchoPipelineSettings: Sendable, Hashable {
     /// `filterLengthMilliseconds`: it does not grow. A filter this long from the start follows a drifting clock or a
     /// moved path more slowly in the short rooms most calls are in (our q07, −200 ppm: DT STOI 0.930 → 0.877).
     public var longRoomFilterLengthMilliseconds: Double = 260
-    /// The longest echo tail it grows to in a room whose reverberation outlasts `reverberantRoomSeconds` (0.68 s):
-    /// half the room's reverberation time (the echo 30 dB down), at least `longRoomFilterLengthMilliseconds`. A room
-    /// of 0.7 s leaves −12 dB past a 200 ms filter and −15 dB past 260 ms, and a talker 5 dB under the echo went unheard
+    /// The longest echo tail it grows to in a room whose reverberation (RT60, as `LongRoomWatch` reads it) outlasts
+    /// 0.68 s: half the room's reverberation time (the echo 30 dB down), at least `longRoomFilterLengthMilliseconds`.
+    /// Past a 200 ms filter a room of 0.7 s leaves its echo 10-14 dB down, and a talker 5 dB under the echo went unheard
     /// through the double talk (our reverberant r08: DT STOI 0.42, 0.89 at 370 ms). Rooms of 0.44-0.68 s keep
     /// `longRoomFilterLengthMilliseconds`: grown to half their reverberation time, one of ours (r07, 0.6 s) lost its
     /// talker instead (0.88 → 0.59).
@@ -91,8 +91,8 @@ public final class EchoPipeline: VoiceProcessor {
     private(set) var slide: EchoPathSlide
     private let impulseResponse: UnsafeMutableBufferPointer<Int32>
     private var blocksUntilTailUpdate = 0
-    /// Whether the room rings past the filter (then grown: `grownFilterMilliseconds`), and whether the far end played
-    /// since the tail was last fitted.
+    /// Whether the room rings past the filter (then grown: `growFilter`), and whether the far end played since the tail
+    /// was last fitted.
     private var longRoom: LongRoomWatch
     /// Whether the filter was grown for the room (once).
     private var isFilterGrown = false
@@ -472,16 +472,16 @@ public final class EchoPipeline: VoiceProcessor {
 
     /// Grows the filter for a room found to ring past it (`LongRoomWatch`): to `longRoomFilterMilliseconds`, or in a
     /// reverberant room (past `reverberantRoomSeconds`) to half its reverberation time, up to
-    /// `reverberantRoomFilterMilliseconds`. Grown that much longer while the far end plays alone, the filter leaves a
-    /// leftover of another shape than the one the suppressor learned (the late tail it modelled past the old end now
-    /// falls inside the filter, whose new taps start from zero), and its ratios start over from their pessimistic
-    /// start: kept, the leftover passed for a talker in far-end single talk for seconds (our reverberant r02: ERLE
-    /// 32.6 dB, 38.6 so). Real-time safe.
+    /// `reverberantRoomFilterMilliseconds` (never shorter than `longRoomFilterMilliseconds`). Grown that much longer
+    /// while the far end plays alone, the filter leaves a leftover of another shape than the one the suppressor learned
+    /// (the late tail it modelled past the old end now falls inside the filter, whose new taps start from zero), and
+    /// the suppressor's ratios start over from their pessimistic start: kept, the leftover passed for a talker in
+    /// far-end single talk for seconds (our reverberant r02: ERLE 32.6 dB, 38.6 so). Real-time safe.
     private func growFilter() {
         isFilterGrown = true
         var milliseconds = longRoomFilterMilliseconds
         if let seconds = longRoom.reverberationSeconds, seconds > Self.reverberantRoomSeconds {
-            milliseconds = min(reverberantRoomFilterMilliseconds, max(milliseconds, seconds * 1000 / 2))
+            milliseconds = max(milliseconds, min(reverberantRoomFilterMilliseconds, seconds * 1000 / 2))
         }
         canceller.extendFilter(toFrames: Int(milliseconds * Double(sampleRate) / 1000))
         if milliseconds > longRoomFilterMilliseconds && suppressor.isNearEndQuiet { suppressor.forgetEchoCoupling() }
