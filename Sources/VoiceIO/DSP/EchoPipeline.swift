@@ -96,9 +96,7 @@ public final class EchoPipeline: VoiceProcessor {
     private var longRoom: LongRoomWatch
     /// Whether the filter was grown for the room (once).
     private var isFilterGrown = false
-    /// The long-room and reverberant-room lengths (`EchoPipelineSettings`), and the reverberation past which a room
-    /// counts as reverberant.
-    private let longRoomFilterMilliseconds: Double, reverberantRoomFilterMilliseconds: Double
+    /// The reverberation past which a room counts as reverberant (`EchoPipelineSettings`).
     private static var reverberantRoomSeconds: Double { 0.68 }
     private var isFarEndSinceTailUpdate = false
     /// How often the late tail is refitted to the filter's impulse response (an inverse FFT per filter block).
@@ -207,8 +205,6 @@ public final class EchoPipeline: VoiceProcessor {
         tailEstimator = EchoTailEstimator(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
         slide = EchoPathSlide(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
         longRoom = LongRoomWatch(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
-        longRoomFilterMilliseconds = settings.longRoomFilterLengthMilliseconds
-        reverberantRoomFilterMilliseconds = settings.reverberantRoomFilterLengthMilliseconds
         suppressor = ResidualEchoSuppressor(sampleRate: sampleRate, blockFrameCount: blockFrameCount,
                                             longestLateDelayBlocks: canceller.longestFilterLengthFrames / blockFrameCount)
         preprocessor = try Preprocessor(frameCount: blockFrameCount, sampleRate: sampleRate)
@@ -224,7 +220,7 @@ public final class EchoPipeline: VoiceProcessor {
         echoPresence = EchoPresence(rate: blockRate)
         explained = ExplainedShare(rate: blockRate)
         leakedEcho = LeakedEchoWatch(rate: blockRate)
-        settledFilterBlocks = Int(Self.settledFilterSeconds * Double(sampleRate)) / blockFrameCount
+        settledFilterBlocks = blockRate.blocks(seconds: Self.settledFilterSeconds)
         echoTailBlockCount = Int((settings.filterLengthMilliseconds * Double(sampleRate) / 1000 / Double(blockFrameCount)).rounded(.up))
         microphone = .allocate(capacity: blockFrameCount)
         reference = .allocate(capacity: blockFrameCount)
@@ -470,21 +466,22 @@ public final class EchoPipeline: VoiceProcessor {
         forgetFilteredPath(keepingReferenceCoupling: keepsReferenceCoupling)
     }
 
-    /// Grows the filter for a room found to ring past it (`LongRoomWatch`): to `longRoomFilterMilliseconds`, or in a
-    /// reverberant room (past `reverberantRoomSeconds`) to half its reverberation time, up to
-    /// `reverberantRoomFilterMilliseconds` (never shorter than `longRoomFilterMilliseconds`). Grown that much longer
-    /// while the far end plays alone, the filter leaves a leftover of another shape than the one the suppressor learned
-    /// (the late tail it modelled past the old end now falls inside the filter, whose new taps start from zero), and
-    /// the suppressor's ratios start over from their pessimistic start: kept, the leftover passed for a talker in
-    /// far-end single talk for seconds (our reverberant r02: ERLE 32.6 dB, 38.6 so). Real-time safe.
+    /// Grows the filter for a room found to ring past it (`LongRoomWatch`): to the settings' long-room length, or in a
+    /// reverberant room (past `reverberantRoomSeconds`) to half its reverberation time, up to the reverberant-room
+    /// length (never shorter than the long-room one). Grown that much longer while the far end plays alone, the filter
+    /// leaves a leftover of another shape than the one the suppressor learned (the late tail it modelled past the old
+    /// end now falls inside the filter, whose new taps start from zero), and the suppressor's ratios start over from
+    /// their pessimistic start: kept, the leftover passed for a talker in far-end single talk for seconds (our
+    /// reverberant r02: ERLE 32.6 dB, 38.6 so). Real-time safe.
     private func growFilter() {
         isFilterGrown = true
-        var milliseconds = longRoomFilterMilliseconds
+        let longRoomMilliseconds = settings.longRoomFilterLengthMilliseconds
+        var milliseconds = longRoomMilliseconds
         if let seconds = longRoom.reverberationSeconds, seconds > Self.reverberantRoomSeconds {
-            milliseconds = max(milliseconds, min(reverberantRoomFilterMilliseconds, seconds * 1000 / 2))
+            milliseconds = max(milliseconds, min(settings.reverberantRoomFilterLengthMilliseconds, seconds * 1000 / 2))
         }
         canceller.extendFilter(toFrames: Int(milliseconds * Double(sampleRate) / 1000))
-        if milliseconds > longRoomFilterMilliseconds && suppressor.isNearEndQuiet { suppressor.forgetEchoCoupling() }
+        if milliseconds > longRoomMilliseconds && suppressor.isNearEndQuiet { suppressor.forgetEchoCoupling() }
     }
 
     /// Forgets what was learned of the linear filter's path (the suppressor's coupling to its leftovers, the

@@ -44,6 +44,12 @@ public struct EchoTailEstimator {
         Float(exp(-13.8 * Double(blockFrameCount) / (reverberationSeconds * Double(sampleRate))))
     }
 
+    /// The reverberation time (RT60) in seconds of a room whose energy falls by `decayPerBlock` (0 < decay < 1) per
+    /// block: the inverse of `decayPerBlock(reverberationSeconds:sampleRate:blockFrameCount:)`. Real-time safe.
+    public static func reverberationSeconds(decayPerBlock: Float, sampleRate: Int, blockFrameCount: Int) -> Double {
+        -13.8 * Double(blockFrameCount) / (Double(log(decayPerBlock)) * Double(sampleRate))
+    }
+
     /// Fits the decay to `taps`, an impulse response of a whole number of blocks multiplied by `scale`, as
     /// `EchoCanceller.impulseResponse(into:)` gives it. Real-time safe.
     public mutating func update(taps: UnsafeBufferPointer<Int32>, scale tapScale: Float) {

@@ -25,8 +25,8 @@ public struct LongRoomWatch {
     /// The room's reverberation time (RT60) in seconds, from the fit that found it (nil until then).
     public private(set) var reverberationSeconds: Double?
     private let fastestDecayPerBlock: Float, slowestDecayPerBlock: Float
-    /// Seconds per block, which turn a decay per block into a reverberation time.
-    private let blockSeconds: Double
+    /// The rate and block the decays are per, which turn a decay into a reverberation time.
+    private let sampleRate: Int, blockFrameCount: Int
     private var steadyFits = 0
     private var lowestTailDecibels: Float = 0, highestTailDecibels: Float = 0
     private var lowestDecayDecibels: Float = 0, highestDecayDecibels: Float = 0
@@ -48,7 +48,8 @@ public struct LongRoomWatch {
         }
         fastestDecayPerBlock = decay(Self.believedReverberationSeconds.lowerBound)
         slowestDecayPerBlock = decay(Self.believedReverberationSeconds.upperBound)
-        blockSeconds = Double(blockFrameCount) / Double(sampleRate)
+        self.sampleRate = sampleRate
+        self.blockFrameCount = blockFrameCount
     }
 
     /// One fit of the estimator (`EchoTailEstimator.fittedDecayPerBlock`, `fittedTailShare`); `isFarEndHeard`: the
@@ -75,7 +76,10 @@ public struct LongRoomWatch {
         }
         steadyFits += 1
         roomOutlastsFilter = steadyFits >= Self.steadyFitCount
-        // Energy falls by 60 dB (a factor e^-13.8) over the reverberation time.
-        if roomOutlastsFilter { reverberationSeconds = -13.8 * blockSeconds / Double(log(decayPerBlock)) }
+        if roomOutlastsFilter {
+            reverberationSeconds = EchoTailEstimator.reverberationSeconds(decayPerBlock: decayPerBlock,
+                                                                          sampleRate: sampleRate,
+                                                                          blockFrameCount: blockFrameCount)
+        }
     }
 }
