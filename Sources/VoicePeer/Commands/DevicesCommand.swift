@@ -148,8 +148,10 @@ struct DevicesCommand: ParsableCommand {
         let audioSeconds = Double(statistics.capturedFrameCount) / Double(given.sampleRate)
         let delayFrames = timing.playbackDelayFrames + timing.captureDelayFrames
         let delayMilliseconds = Double(delayFrames) * 1000 / Double(given.sampleRate)
+        let queueMilliseconds = Double(statistics.playbackQueueFrames) * 1000 / Double(given.sampleRate)
         print("ran \(format(audioSeconds)) s of audio: \(statistics.cycleCount) cycles, xruns \(timing.xrunCount), "
-              + "dropped playback frames \(statistics.droppedPlaybackFrameCount)")
+              + "dropped playback frames \(statistics.droppedPlaybackFrameCount), playback queued at the last start "
+              + "\(statistics.playbackQueueFrames) frames (\(format(queueMilliseconds)) ms)")
         print("delay: playback \(timing.playbackDelayFrames) + capture \(timing.captureDelayFrames) frames "
               + "(\(format(delayMilliseconds)) ms); drift \(format(timing.driftPPM)) ppm; "
               + "real-time thread: \(timing.isRealTimeScheduled ? "yes (SCHED_FIFO)" : "no")")

@@ -16,13 +16,19 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         public var realTimePriority: Int32?
         /// How long `stop` waits for the I/O thread, in milliseconds.
         public var stopTimeoutMilliseconds: Int
+        /// Periods the playback queue may grow by, one per playback underrun, beyond the requested buffer less a
+        /// period it starts with (the playback PCM is opened with that much more buffer). A starved server
+        /// (PulseAudio under load: the loopback's underruns every few seconds at 30 ms queued, none at 70 ms) so
+        /// trades a little latency for no more cuts, as PulseAudio's own loopback does. 0: never grows.
+        public var playbackGrowthPeriods: Int
 
         public init(sampleTypes: [SampleType] = [.int16, .float32], channelCounts: [Int] = [1, 2],
-                    realTimePriority: Int32? = 40, stopTimeoutMilliseconds: Int = 2000) {
+                    realTimePriority: Int32? = 40, stopTimeoutMilliseconds: Int = 2000, playbackGrowthPeriods: Int = 4) {
             self.sampleTypes = sampleTypes
             self.channelCounts = channelCounts
             self.realTimePriority = realTimePriority
             self.stopTimeoutMilliseconds = stopTimeoutMilliseconds
+            self.playbackGrowthPeriods = playbackGrowthPeriods
         }
     }
 
@@ -38,6 +44,8 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
     private var capture: ALSAPCM?
     private var playback: ALSAPCM?
     private var ioThread: ALSAIOThread?
+    /// Playback buffering each start begins with: the requested buffer, or the PCM's whole buffer when smaller.
+    private var startingBufferFrames = 0
     private let counters = ALSADeviceCounters()
 
     /// A device playing to `playbackName` and capturing from `captureName`, looked up in `config` when given
@@ -75,14 +83,16 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         playbackRequest.sampleRate = captureGiven.format.sampleRate
         playbackRequest.requiresExactRate = true
         playbackRequest.periodFrames = captureGiven.periodFrames
+        playbackRequest.bufferFrames = requested.bufferFrames + options.playbackGrowthPeriods * captureGiven.periodFrames
         let newPlayback = try ALSAPCM(name: playbackName, direction: .playback, config: config)
         let playbackGiven = try newPlayback.configure(playbackRequest)
         capture = newCapture
         playback = newPlayback
         captureSettings = captureGiven
         playbackSettings = playbackGiven
+        startingBufferFrames = min(requested.bufferFrames, playbackGiven.bufferFrames)
         return DeviceConfiguration(sampleRate: captureGiven.format.sampleRate, periodFrames: captureGiven.periodFrames,
-                                   bufferFrames: playbackGiven.bufferFrames)
+                                   bufferFrames: startingBufferFrames)
     }
 
     /// Starts both directions and the I/O thread calling `cycle` once per period. Not real-time safe.
@@ -93,7 +103,8 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         stop()
         counters.reset()
         let thread = try ALSAIOThread(capture: capture, captureSettings: captureSettings, playback: playback,
-                                      playbackSettings: playbackSettings, cycle: cycle, counters: counters,
+                                      playbackSettings: playbackSettings, startingBufferFrames: startingBufferFrames,
+                                      cycle: cycle, counters: counters,
                                       realTimePriority: options.realTimePriority)
         try thread.start()
         ioThread = thread
@@ -127,7 +138,8 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
             capturedFrameCount: counters.capturedFrameCount.load(ordering: .relaxed),
             droppedPlaybackFrameCount: counters.droppedPlaybackFrameCount.load(ordering: .relaxed),
             waitTimeoutCount: counters.waitTimeoutCount.load(ordering: .relaxed),
-            ioThreadCPUNanoseconds: counters.ioThreadCPUNanoseconds.load(ordering: .relaxed))
+            ioThreadCPUNanoseconds: counters.ioThreadCPUNanoseconds.load(ordering: .relaxed),
+            playbackQueueFrames: counters.playbackQueueFrames.load(ordering: .relaxed))
     }
 
     deinit { stop() }
@@ -145,4 +157,7 @@ public struct ALSADeviceStatistics: Sendable, Hashable {
     public var waitTimeoutCount: Int
     /// CPU time the I/O thread used, in nanoseconds; known once it has stopped (0 before).
     public var ioThreadCPUNanoseconds: Int
+    /// Frames of silence the playback queue starts with at each (re)start: the starting buffer less a period,
+    /// grown a period per playback underrun (`Options.playbackGrowthPeriods`).
+    public var playbackQueueFrames: Int
 }

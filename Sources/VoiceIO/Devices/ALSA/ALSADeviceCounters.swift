@@ -11,6 +11,7 @@ final class ALSADeviceCounters: Sendable {
     let capturedFrameCount = Atomic<Int>(0)
     let droppedPlaybackFrameCount = Atomic<Int>(0)
     let waitTimeoutCount = Atomic<Int>(0)
+    let playbackQueueFrames = Atomic<Int>(0)
     let ioThreadCPUNanoseconds = Atomic<Int>(0)
     /// alsa-lib's error that ended the loop (0: none), and whether the playback PCM (not the capture) gave it.
     let failureCode = Atomic<Int32>(0)
@@ -25,6 +26,7 @@ final class ALSADeviceCounters: Sendable {
         capturedFrameCount.store(0, ordering: .relaxed)
         droppedPlaybackFrameCount.store(0, ordering: .relaxed)
         waitTimeoutCount.store(0, ordering: .relaxed)
+        playbackQueueFrames.store(0, ordering: .relaxed)
         ioThreadCPUNanoseconds.store(0, ordering: .relaxed)
         driftPPMBits.store(0, ordering: .relaxed)
         isRealTimeScheduled.store(false, ordering: .relaxed)

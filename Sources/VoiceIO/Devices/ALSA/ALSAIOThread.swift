@@ -15,6 +15,8 @@ import Synchronization
 /// Playback is prefilled with silence so it never waits on the cycle. On an xrun or suspend on either side the
 /// failing PCM is recovered with `snd_pcm_recover`, then both are dropped, prepared, prefilled and started
 /// again together so the capture-to-playback alignment stays what it was (the echo canceller relies on it).
+/// The prefill starts at the starting buffer less a period and grows a period at each playback underrun, up to the
+/// playback PCM's buffer less a period: a server that could not keep that much queued gets more from then on.
 /// A recovery that brings no cycle before the next one is futile: the loop backs off `futileRecoveryBackOff`
 /// before trying again, and after `maximumFutileRecoveries` in a row (about 100 ms of trying) it records the
 /// error in the counters and ends: the device is gone (a PulseAudio server that died, a USB device unplugged),
@@ -29,8 +31,9 @@ final class ALSAIOThread: @unchecked Sendable {
     private let playbackFormat: StreamFormat
     /// Frames per cycle: the capture period.
     private let cycleFrames: Int
-    /// Frames of silence queued for playback at each (re)start.
-    private let prefillFrames: Int
+    /// Frames of silence queued for playback at each (re)start; grown by `recover` after playback underruns.
+    private var prefillFrames: Int
+    private let mostPrefillFrames: Int
     private let captureBufferFrames: Int
     private let cycle: DeviceIOCycle
     private let counters: ALSADeviceCounters
@@ -66,16 +69,19 @@ final class ALSAIOThread: @unchecked Sendable {
     static let maximumFutileRecoveries = 10
     static let futileRecoveryBackOff = timespec(tv_sec: 0, tv_nsec: 10_000_000)
 
+    /// `startingBufferFrames`: the playback buffering the first start queues (less a period), at most
+    /// `playbackSettings.bufferFrames`.
     init(capture: ALSAPCM, captureSettings: ALSAStreamSettings, playback: ALSAPCM,
-         playbackSettings: ALSAStreamSettings, cycle: @escaping DeviceIOCycle, counters: ALSADeviceCounters,
-         realTimePriority: Int32?) throws(ALSAError) {
+         playbackSettings: ALSAStreamSettings, startingBufferFrames: Int, cycle: @escaping DeviceIOCycle,
+         counters: ALSADeviceCounters, realTimePriority: Int32?) throws(ALSAError) {
         self.capture = capture
         self.playback = playback
         captureFormat = captureSettings.format
         playbackFormat = playbackSettings.format
         cycleFrames = captureSettings.periodFrames
         captureBufferFrames = captureSettings.bufferFrames
-        prefillFrames = max(playbackSettings.bufferFrames - cycleFrames, cycleFrames)
+        mostPrefillFrames = max(playbackSettings.bufferFrames - cycleFrames, cycleFrames)
+        prefillFrames = min(max(startingBufferFrames - cycleFrames, cycleFrames), mostPrefillFrames)
         self.cycle = cycle
         self.counters = counters
         self.realTimePriority = realTimePriority
@@ -265,11 +271,13 @@ final class ALSAIOThread: @unchecked Sendable {
         counters.driftPPMBits.store(driftPPM.bitPattern, ordering: .relaxed)
     }
 
-    /// Counts the xrun (or suspend), lets alsa-lib recover the failing PCM, then restarts both in step; backs
-    /// off before a retry and gives up (recording the error) after `maximumFutileRecoveries` futile ones.
+    /// Counts the xrun (or suspend), grows the prefill after a playback underrun, lets alsa-lib recover the failing
+    /// PCM, then restarts both in step; backs off before a retry and gives up (recording the error) after
+    /// `maximumFutileRecoveries` futile ones.
     private func recover(_ pcm: ALSAPCM, from error: Int32) {
         if futileRecoveryCount == 0 {
             counters.xrunCount.add(1, ordering: .relaxed)
+            if pcm === playback, error == -EPIPE { prefillFrames = min(prefillFrames + cycleFrames, mostPrefillFrames) }
         } else {
             var backOff = Self.futileRecoveryBackOff
             nanosleep(&backOff, nil)
@@ -298,6 +306,7 @@ final class ALSAIOThread: @unchecked Sendable {
             guard written > 0 else { break }
             queued += written
         }
+        counters.playbackQueueFrames.store(queued, ordering: .relaxed)
         framesReadSinceStart = 0
         captureFillFrames = 0
         lastWakeWasEmpty = false
