@@ -17,9 +17,9 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         /// How long `stop` waits for the I/O thread, in milliseconds.
         public var stopTimeoutMilliseconds: Int
         /// Periods the playback queue may grow by, one per playback underrun, beyond the requested buffer less a
-        /// period it starts with (the playback PCM is opened with that much more buffer). A starved server
-        /// (PulseAudio under load: the loopback's underruns every few seconds at 30 ms queued, none at 70 ms) so
-        /// trades a little latency for no more cuts, as PulseAudio's own loopback does. 0: never grows.
+        /// period it starts with (the playback PCM is opened with that much more buffer). A starved server (our
+        /// PulseAudio loopback on a loaded machine: an underrun every 3 s with 30 ms queued, none in 36 s with 70 ms)
+        /// so trades a little latency for fewer cuts, as PulseAudio's own loopback does. 0: never grows.
         public var playbackGrowthPeriods: Int
 
         public init(sampleTypes: [SampleType] = [.int16, .float32], channelCounts: [Int] = [1, 2],
