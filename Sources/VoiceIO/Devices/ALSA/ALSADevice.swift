@@ -19,7 +19,9 @@ public final class ALSADevice: AudioDevice, @unchecked Sendable {
         /// Periods the playback queue may grow by, one per playback underrun, beyond the requested buffer less a
         /// period it starts with (the playback PCM is opened with that much more buffer). A starved server (our
         /// PulseAudio loopback on a loaded machine: an underrun every 3 s with 30 ms queued, none in 36 s with 70 ms)
-        /// so trades a little latency for fewer cuts, as PulseAudio's own loopback does. 0: never grows.
+        /// so trades a little latency for fewer cuts, as PulseAudio's own loopback does. The room costs nothing on
+        /// PulseAudio until it is used; PipeWire's PulseAudio server sizes its latency by the buffer, and there the
+        /// `pulse` plugin's echo delay is 41 ms instead of 31 ms from the start. 0: never grows, no room.
         public var playbackGrowthPeriods: Int
 
         public init(sampleTypes: [SampleType] = [.int16, .float32], channelCounts: [Int] = [1, 2],
