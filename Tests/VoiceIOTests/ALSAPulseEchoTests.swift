@@ -65,16 +65,8 @@ extension ALSAPulseLoopbackTests {
         func loopbackDelayMilliseconds(fromSeconds: Double, toSeconds: Double) -> Double {
             let rate = Double(ALSAPulseLoopbackTests.sampleRate)
             let frames = Int(fromSeconds * rate)..<min(Int(toSeconds * rate), microphone.count)
-            let score = { (lag: Int) -> Double in
-                var (cross, played) = (0.0, 0.0)
-                for index in stride(from: frames.lowerBound, to: frames.upperBound, by: 4) where index >= lag {
-                    let p = Double(loudspeaker[index - lag])
-                    cross += Double(microphone[index]) * p
-                    played += p * p
-                }
-                return cross / max(played, 1e-20).squareRoot()
-            }
-            let lag = (0...Int(0.2 * rate)).max { score($0) < score($1) } ?? 0
+            let lag = EchoRunSupport.bestLag(of: loudspeaker, in: microphone, frames: frames, maximumLag: Int(0.2 * rate),
+                                             step: 4)
             return Double(lag) * 1000 / rate
         }
 
@@ -111,7 +103,8 @@ extension ALSAPulseLoopbackTests {
             beforeStall = unit.statistics
         }
         let configuration = unit.deviceConfiguration
-        return EchoRun(microphone: device.microphone.frames, loudspeaker: device.loudspeaker.frames, processed: processed, statistics: unit.statistics,
+        return EchoRun(microphone: device.microphone.frames, loudspeaker: device.loudspeaker.frames, processed: processed,
+                       statistics: unit.statistics,
                        beforeStall: beforeStall, stall: device.gap, lateMilliseconds: device.lateMilliseconds,
                        lateAfterStallMilliseconds: device.lateAfterStallMilliseconds,
                        bufferMilliseconds: Double(configuration.bufferFrames) * 1000 / Double(configuration.sampleRate))

@@ -77,6 +77,24 @@ enum EchoRunSupport {
         return gains
     }
 
+    /// The lag (0...`maximumLag` frames) at which `output` over `frames` best matches `reference`, whose frame 0 is
+    /// output frame `referenceStart` (silence outside it): the most output along the reference at that lag, per unit
+    /// of the reference's level there, summed over every `step`th frame.
+    static func bestLag(of reference: [Float], from referenceStart: Int = 0, in output: [Float], frames: Range<Int>,
+                        maximumLag: Int, step: Int = 1) -> Int {
+        let scores = (0...maximumLag).map { lag in
+            var (cross, energy) = (0.0, 0.0)
+            for index in stride(from: frames.lowerBound, to: frames.upperBound, by: step) {
+                let referenceIndex = index - referenceStart - lag
+                let r = referenceIndex >= 0 && referenceIndex < reference.count ? Double(reference[referenceIndex]) : 0
+                cross += Double(output[index]) * r
+                energy += r * r
+            }
+            return cross / max(energy, 1e-20).squareRoot()
+        }
+        return scores.indices.max { scores[$0] < scores[$1] } ?? 0
+    }
+
     /// The near talker's least-squares gain in `processed` (voice rate) over `span` seconds, `talker` (voice rate)
     /// starting at `fromSeconds`, at the lag (0-100 ms, the unit's latency) that correlates best, in dB; and that
     /// correlation.
@@ -95,11 +113,7 @@ enum EchoRunSupport {
             return sums
         }
         let searched = frames.lowerBound..<min(frames.upperBound, frames.lowerBound + Int(rate))
-        let scores = (0...Int(0.1 * rate)).map { lag in
-            let s = sums(lag: lag, over: searched)
-            return s.cross / max(s.talker, 1e-20).squareRoot()
-        }
-        let lag = scores.indices.max { scores[$0] < scores[$1] } ?? 0
+        let lag = bestLag(of: talker, from: start, in: processed, frames: searched, maximumLag: Int(0.1 * rate))
         let s = sums(lag: lag, over: frames)
         let gain = s.cross / max(s.talker, 1e-20)
         return (20 * log10(max(abs(gain), 1e-10)), s.cross / max((s.talker * s.output).squareRoot(), 1e-20))
