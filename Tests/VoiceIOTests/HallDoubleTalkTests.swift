@@ -75,7 +75,9 @@ import Testing
     /// detector's hangover they took the firm gain of far-end single talk, and 22 of them over seeds 31-91 (4, 7, 6, 2,
     /// 3) came out more than 10 dB under the talker; within a quarter second of the talker, standing above the
     /// detector's estimate, they keep the gentle gain of double talk (`ResidualEchoSuppressor`'s talker's tail): 8 (1,
-    /// 2, 2, 1, 2). The talker's gain over those blocks -1.41 to -1.59 dB (-1.46 to -1.78 before).
+    /// 2, 2, 1, 2), the talker's gain over those blocks -1.41 to -1.59 dB (-1.46 to -1.78 before). In a room that
+    /// rings past the filter (the hall, once the filter grew for it) the rest of that quarter second is suppressed
+    /// gently too (`ResidualEchoSuppressor.isRoomRingingLong`): 3 (0, 1, 1, 1, 0), -1.21 to -1.59 dB.
     @Test func theTalkersSofterSoundsKeepTheirLevel() throws {
         var lost = 0
         for seed in [UInt64(31), 51, 71, 81, 91] {
@@ -101,7 +103,7 @@ import Testing
             let gain = 20 * log10(max(abs(cross / energy), 1e-6))
             #expect(gain > -2, "seed \(seed): the talker's softer sounds \(gain) dB")
         }
-        #expect(lost <= 14, "\(lost) of the talker's softer blocks more than 10 dB under it")
+        #expect(lost <= 5, "\(lost) of the talker's softer blocks more than 10 dB under it")
     }
 
     /// The hall rings past the 200 ms filter, which grows to 260 ms once its tail has held still for 3 s

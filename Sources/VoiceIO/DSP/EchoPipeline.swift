@@ -475,6 +475,7 @@ public final class EchoPipeline: VoiceProcessor {
     /// reverberant r02: ERLE 32.6 dB, 38.6 so). Real-time safe.
     private func growFilter() {
         isFilterGrown = true
+        suppressor.isRoomRingingLong = true
         let longRoomMilliseconds = settings.longRoomFilterLengthMilliseconds
         var milliseconds = longRoomMilliseconds
         if let seconds = longRoom.reverberationSeconds, seconds > Self.reverberantRoomSeconds {
