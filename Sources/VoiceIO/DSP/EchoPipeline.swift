@@ -73,6 +73,8 @@ public final class EchoPipeline: VoiceProcessor {
     private var explained: ExplainedShare
     /// Whether the suppressor's detector takes the filter's leaked echo for a talker (after a path change in double talk).
     private var leakedEcho: LeakedEchoWatch
+    /// Whether a talker the suppressor's detector does not hear is likely, in a room that rings past the filter.
+    private var unheardTalker: UnheardTalkerWatch
     /// Blocks by which the aligned reference leads the echo (`EchoAligner.defaultLeadMilliseconds`).
     private let alignmentLeadBlocks: Int
     /// The DC notch the canceller's output carries (its own, narrowed below 12 kHz by `widener`).
@@ -220,6 +222,7 @@ public final class EchoPipeline: VoiceProcessor {
         echoPresence = EchoPresence(rate: blockRate)
         explained = ExplainedShare(rate: blockRate)
         leakedEcho = LeakedEchoWatch(rate: blockRate)
+        unheardTalker = UnheardTalkerWatch(rate: blockRate)
         settledFilterBlocks = blockRate.blocks(seconds: Self.settledFilterSeconds)
         echoTailBlockCount = Int((settings.filterLengthMilliseconds * Double(sampleRate) / 1000 / Double(blockFrameCount)).rounded(.up))
         microphone = .allocate(capacity: blockFrameCount)
@@ -389,6 +392,11 @@ public final class EchoPipeline: VoiceProcessor {
         suppressor.estimateEchoShare = estimateEchoShare
         suppressor.isMicrophoneClipped = canceller.isMicrophoneClipped
         suppressor.isFilterSettled = blocksSinceFilterRestart > settledFilterBlocks
+        suppressor.isUnheardTalkerLikely = unheardTalker.observe(
+            outputShare: smoothedErrorPower / max(smoothedMicrophonePower, 1e-12),
+            leakedEchoToErrorRatio: canceller.leakedEchoToErrorRatio,
+            isFarEndAlone: farEndActive && suppressor.isNearEndQuiet && smoothedMicrophonePower > 0,
+            isRoomRingingLong: isFilterGrown)
         blocksSinceFilterRestart = min(blocksSinceFilterRestart + 1, Int.max / 2)
         for index in 0..<blockFrameCount {
             error[index] = voiceNotch.filter(error[index])
@@ -495,6 +503,7 @@ public final class EchoPipeline: VoiceProcessor {
             suppressor.forgetEchoCoupling()
         }
         misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks)
+        unheardTalker.restart()
         slide.restart()
         blocksSinceFilterRestart = 0
     }

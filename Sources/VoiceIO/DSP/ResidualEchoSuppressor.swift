@@ -15,8 +15,9 @@ import Glibc
 /// own ρ and γ: the gain's, learned over the noise's fluctuation in far-end pauses, overstate the echo at the next
 /// onset by 10-40 dB, and a talker who starts with it would go unheard; the gentle gain of double talk takes off the
 /// residual estimated with the detector's γ). They rise at the full rate only after half a second without any sign of
-/// the near talker, or on a block of echo the filter leaks that the detector has long taken for a talker
-/// (`isOutputLeakedEcho`, after a path changed in double talk).
+/// the near talker (unless the filter finds a talker the detector does not hear likely: `isUnheardTalkerLikely`), or on
+/// a block of echo the filter leaks that the detector has long taken for a talker (`isOutputLeakedEcho`, after a path
+/// changed in double talk).
 /// Learned ratios lag a path that just got louder or moved; a fourth estimate does not: the part of the output
 /// that the echo estimate predicts linearly, |⟨E·Y*⟩|²/⟨|Y|²⟩ over about 0.1 s, counted where the output's
 /// coherence with the estimate is above 0.3 (a near talker's chance coherence stays below). It feeds the
@@ -112,6 +113,10 @@ public final class ResidualEchoSuppressor {
     /// the detector's 80 ms hangover does not span. Double talk then keeps more of the output (floor −6 dB), and the
     /// rest of the talker's tail is suppressed gently, not firmly (see `process`). Set it per block; real-time safe.
     var isRoomRingingLong = false
+    /// Whether this block's output is likely a talker the detector does not hear (`UnheardTalkerWatch`): the ratios
+    /// then learn from it as under a talker heard, not at the full rate of far-end single talk for sure. Set it per
+    /// block; real-time safe.
+    var isUnheardTalkerLikely = false
     /// How much of the echo estimate is echo: 1 while the linear filter finds echo; while it has found none
     /// (`EchoPipeline.isNoEchoFound`: a headset), the share of the microphone it explains, its estimate then the
     /// talker it was pulled to. The estimate's power comes scaled so already; its coherence with the output, which
@@ -527,7 +532,7 @@ public final class ResidualEchoSuppressor {
         if farEndActive && !isOutputFilterError {
             coupling.learn(outputPower: outputPower, noise: noise, lateEnergy: lateEnergy, lateSum: lateSum,
                            estimate: estimateTail, reference: referenceTail, totalEstimate: totalEstimate,
-                           isQuiet: isNearEndQuiet || isOutputLeakedEcho, mayRise: !holding, echoPathGain: microphoneGain,
+                           isQuiet: (isNearEndQuiet && !isUnheardTalkerLikely) || isOutputLeakedEcho, mayRise: !holding, echoPathGain: microphoneGain,
                            isMicrophoneClipped: clipped)
         }
 

@@ -1,0 +1,68 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Tells, in a room that rings past the linear filter, a near talker the residual echo suppressor's detector does not
+/// hear, so that the talker does not teach the suppressor's ratios that it is echo.
+///
+/// In such a room the detector's estimates of the echo left stand over the leftover (its late tail can only be
+/// bounded), and a talker 5 dB under the echo can stay under them from its first word: the near end then counts as
+/// quiet, the ratios learn the talker as echo at their full rate, and the talker stays unheard (our reverberant r02:
+/// −6.2 dB over its double talk, DT STOI 0.63). The linear filter tells the two apart: it explains the echo, not the
+/// talker, so the share of the microphone its output holds (`EchoPipeline`'s smoothed output over microphone power)
+/// rises under the talker, in r02 from −16 dB (median) in the far end's single talk to −6 dB; and its own leak estimate
+/// does not take that output for echo it leaked. A path that moves raises the share too, but the filter finds that
+/// output leaked: in our long-tailed p07 its leaked echo stood 3-8 times its error (median) after the move, under
+/// r02's talker 0.07-0.14 times.
+///
+/// A block is likely an unheard talker's when the share stands `riseDecibels` over its norm (its mean in dB over the
+/// far end's single talk, the blocks so flagged left out) and the leak estimate's ratio, averaged over about 100 ms,
+/// is under 1. The norm needs half a second of single talk first and starts over with the filter (`restart`).
+/// Real-time safe.
+struct UnheardTalkerWatch {
+    /// Whether the last block was likely a talker's the detector does not hear.
+    private(set) var isTalkerLikely = false
+    private var normDecibels: Float = 0
+    private var normBlocks = 0
+    private var leakedEchoToError: Float = 0
+    private let normSmoothing: Float
+    private let leakSmoothing: Float
+    private let normMinimumBlocks: Int
+
+    /// How far over its norm the share must stand: 8 dB (at 6 dB a synthetic room of ours lost 7.6 dB of ERLE).
+    private static var riseDecibels: Float { 8 }
+    /// The norm's time constant, and the leak ratio's average's.
+    private static var normSeconds: Double { 1 }
+    private static var leakSeconds: Double { 0.1 }
+    /// The single talk the norm needs before it judges.
+    private static var normMinimumSeconds: Double { 0.5 }
+
+    init(rate: BlockRate) {
+        normSmoothing = rate.smoothingWeight(seconds: Self.normSeconds)
+        leakSmoothing = rate.smoothingWeight(seconds: Self.leakSeconds)
+        normMinimumBlocks = rate.blocks(seconds: Self.normMinimumSeconds)
+    }
+
+    /// One block. `outputShare`: the filter's output over the microphone's power, smoothed; `leakedEchoToErrorRatio`:
+    /// the filter's leaked echo over its error (`EchoCanceller.leakedEchoToErrorRatio`); `isFarEndAlone`: the far end
+    /// plays and no talker has been heard for a while; `isRoomRingingLong`: the room rings past the filter (only then
+    /// does it judge). Returns `isTalkerLikely`. Real-time safe.
+    mutating func observe(outputShare: Float, leakedEchoToErrorRatio: Float, isFarEndAlone: Bool,
+                          isRoomRingingLong: Bool) -> Bool {
+        leakedEchoToError += leakSmoothing * (leakedEchoToErrorRatio - leakedEchoToError)
+        let shareDecibels = 10 * log10(max(outputShare, 1e-20))
+        isTalkerLikely = isRoomRingingLong && normBlocks >= normMinimumBlocks
+            && shareDecibels > normDecibels + Self.riseDecibels && leakedEchoToError < 1
+        if isFarEndAlone && !isTalkerLikely {
+            normDecibels = normBlocks == 0 ? shareDecibels : normDecibels + normSmoothing * (shareDecibels - normDecibels)
+            normBlocks += 1
+        }
+        return isTalkerLikely
+    }
+
+    /// Forgets the norm, as when the filter starts over. Real-time safe.
+    mutating func restart() {
+        normBlocks = 0
+        isTalkerLikely = false
+    }
+}

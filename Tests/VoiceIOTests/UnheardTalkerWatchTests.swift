@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+@testable import VoiceIO
+
+/// Sequences shaped after our reverberant r02 (`UnheardTalkerWatch`): in the far end's single talk the filter's output
+/// holds −16 dB of the microphone and its leaked echo stands at about its error; under the talker the detector does not
+/// hear, −6 dB and 0.1.
+@Suite struct UnheardTalkerWatchTests {
+    /// Feeds `blocks` 10 ms blocks of one kind and returns how many were taken for an unheard talker's.
+    static func flagged(_ watch: inout UnheardTalkerWatch, blocks: Int, shareDecibels: Float, leakRatio: Float,
+                        isFarEndAlone: Bool, isRoomRingingLong: Bool = true) -> Int {
+        (0..<blocks).filter { block in
+            // The share wanders by ±1.5 dB from block to block, as a smoothed leftover does.
+            let wander: Float = block % 2 == 0 ? 1.5 : -1.5
+            return watch.observe(outputShare: pow(10, (shareDecibels + wander) / 10), leakedEchoToErrorRatio: leakRatio,
+                                 isFarEndAlone: isFarEndAlone, isRoomRingingLong: isRoomRingingLong)
+        }.count
+    }
+
+    @Test("a talker who raises the filter's unexplained share 10 dB over its norm is taken for one")
+    func talkerOverTheNorm() {
+        var watch = UnheardTalkerWatch(rate: BlockRate(blocksPerSecond: 100))
+        #expect(Self.flagged(&watch, blocks: 300, shareDecibels: -16, leakRatio: 1.3, isFarEndAlone: true) == 0)
+        // The detector hears no talker (the near end stays "quiet"); the watch does, on every block once the leak
+        // ratio's 100 ms average has fallen under 1 (two blocks).
+        let heard = Self.flagged(&watch, blocks: 400, shareDecibels: -6, leakRatio: 0.1, isFarEndAlone: true)
+        #expect(heard >= 395, "\(heard) of the talker's 400 blocks taken for a talker's")
+        // The flagged blocks did not move the norm: back at the far end's share, nothing is flagged.
+        #expect(Self.flagged(&watch, blocks: 100, shareDecibels: -16, leakRatio: 1.3, isFarEndAlone: true) == 0)
+        // 5 dB over the norm is the leftover's own wander, not a talker.
+        #expect(Self.flagged(&watch, blocks: 100, shareDecibels: -11, leakRatio: 0.1, isFarEndAlone: true) == 0)
+    }
+
+    @Test("output the filter finds leaked (a moved path), a room that does not ring long, or no norm yet: no talker")
+    func leakedEchoAndShortRooms() {
+        var watch = UnheardTalkerWatch(rate: BlockRate(blocksPerSecond: 100))
+        // Too little single talk for a norm.
+        #expect(Self.flagged(&watch, blocks: 40, shareDecibels: -16, leakRatio: 1.3, isFarEndAlone: true) == 0)
+        #expect(Self.flagged(&watch, blocks: 20, shareDecibels: -6, leakRatio: 0.1, isFarEndAlone: false) == 0)
+        #expect(Self.flagged(&watch, blocks: 300, shareDecibels: -16, leakRatio: 1.3, isFarEndAlone: true) == 0)
+        // A path that moved: the share rises as much, but the filter finds its output leaked echo (the leak ratio's
+        // 100 ms average needs a few blocks to rise past 1: the first ones count).
+        let moved = Self.flagged(&watch, blocks: 300, shareDecibels: -6, leakRatio: 5, isFarEndAlone: true)
+        #expect(moved <= 3, "\(moved) blocks of a moved path's leaked echo taken for a talker")
+        var shortRoom = UnheardTalkerWatch(rate: BlockRate(blocksPerSecond: 100))
+        _ = Self.flagged(&shortRoom, blocks: 300, shareDecibels: -16, leakRatio: 1.3, isFarEndAlone: true,
+                         isRoomRingingLong: false)
+        #expect(Self.flagged(&shortRoom, blocks: 300, shareDecibels: -6, leakRatio: 0.1, isFarEndAlone: true,
+                             isRoomRingingLong: false) == 0)
+        // A filter that starts over forgets the norm.
+        var restarted = UnheardTalkerWatch(rate: BlockRate(blocksPerSecond: 100))
+        _ = Self.flagged(&restarted, blocks: 300, shareDecibels: -16, leakRatio: 1.3, isFarEndAlone: true)
+        restarted.restart()
+        #expect(Self.flagged(&restarted, blocks: 100, shareDecibels: -6, leakRatio: 0.1, isFarEndAlone: false) == 0)
+    }
+}
