@@ -45,9 +45,10 @@ import Glibc
 /// above the detector's estimate, unless the filter finds them leaked echo or started over in the last 2 s
 /// (`isFilterSettled`). In a room that rings past the linear filter (`isRoomRingingLong`) the talker's own
 /// reverberation fills the gaps between words: there the floor of double talk is −6 dB, and the rest of the talker's
-/// tail (below the detector's estimate) takes β = 2 and floor −12 dB instead of the firm gain. Gains fall at once and recover over a few blocks. `ComfortNoise` fills what was removed at
-/// the output's noise floor, which it tracks in the output and does not let rise where the last block's residual echo
-/// estimate is above it, nor while a talker heard in the last half second may still be talking.
+/// tail (below the detector's estimate) takes β = 2 and floor −12 dB instead of the firm gain. Gains fall at once and
+/// recover over a few blocks. `ComfortNoise` fills what was removed at the output's noise floor, which it tracks in the
+/// output and does not let rise where the last block's residual echo estimate is above it, nor while a talker heard in
+/// the last half second may still be talking.
 ///
 /// Latency: one block (`latencyFrames`). `init` allocates; `process` and the properties are real-time safe.
 public final class ResidualEchoSuppressor {
@@ -111,7 +112,8 @@ public final class ResidualEchoSuppressor {
     /// there holds a late tail the estimates can only bound, and they stand over it (in the far end's single talk of
     /// our reverberant r02, 5-11 dB over the output); the talker's own reverberation fills the gaps between words, which
     /// the detector's 80 ms hangover does not span. Double talk then keeps more of the output (floor −6 dB), and the
-    /// rest of the talker's tail is suppressed gently, not firmly (see `process`). Set it per block; real-time safe.
+    /// rest of the talker's tail is suppressed gently, not firmly (see `process`). `EchoPipeline` sets it when the
+    /// filter grows; real-time safe.
     var isRoomRingingLong = false
     /// Whether this block's output is likely a talker the detector does not hear (`UnheardTalkerWatch`): the ratios
     /// then learn from it as under a talker heard, not at the full rate of far-end single talk for sure. Set it per
@@ -532,8 +534,8 @@ public final class ResidualEchoSuppressor {
         if farEndActive && !isOutputFilterError {
             coupling.learn(outputPower: outputPower, noise: noise, lateEnergy: lateEnergy, lateSum: lateSum,
                            estimate: estimateTail, reference: referenceTail, totalEstimate: totalEstimate,
-                           isQuiet: (isNearEndQuiet && !isUnheardTalkerLikely) || isOutputLeakedEcho, mayRise: !holding, echoPathGain: microphoneGain,
-                           isMicrophoneClipped: clipped)
+                           isQuiet: (isNearEndQuiet && !isUnheardTalkerLikely) || isOutputLeakedEcho, mayRise: !holding,
+                           echoPathGain: microphoneGain, isMicrophoneClipped: clipped)
         }
 
         let overestimate = nearEnd ? Self.doubleTalkOverestimate : isRingingTail ? Self.ringingTailOverestimate
