@@ -77,20 +77,27 @@ enum EchoRunSupport {
         return gains
     }
 
-    /// The lag (0...`maximumLag` frames) at which `output` over `frames` best matches `reference`, whose frame 0 is
-    /// output frame `referenceStart` (silence outside it): the most output along the reference at that lag, per unit
-    /// of the reference's level there, summed over every `step`th frame.
+    /// `output` along `reference` at `lag` over every `step`th of `frames`, and the reference's energy there: the
+    /// reference's frame 0 is output frame `referenceStart` (silence outside it).
+    static func alignedSums(of reference: [Float], from referenceStart: Int = 0, in output: [Float], frames: Range<Int>,
+                            lag: Int, step: Int = 1) -> (cross: Double, reference: Double) {
+        var (cross, energy) = (0.0, 0.0)
+        for index in stride(from: frames.lowerBound, to: frames.upperBound, by: step) {
+            let referenceIndex = index - referenceStart - lag
+            let r = referenceIndex >= 0 && referenceIndex < reference.count ? Double(reference[referenceIndex]) : 0
+            cross += Double(output[index]) * r
+            energy += r * r
+        }
+        return (cross, energy)
+    }
+
+    /// The lag (0...`maximumLag` frames) at which `output` over `frames` best matches `reference` (as in
+    /// `alignedSums`): the most output along the reference at that lag, per unit of the reference's level there.
     static func bestLag(of reference: [Float], from referenceStart: Int = 0, in output: [Float], frames: Range<Int>,
                         maximumLag: Int, step: Int = 1) -> Int {
         let scores = (0...maximumLag).map { lag in
-            var (cross, energy) = (0.0, 0.0)
-            for index in stride(from: frames.lowerBound, to: frames.upperBound, by: step) {
-                let referenceIndex = index - referenceStart - lag
-                let r = referenceIndex >= 0 && referenceIndex < reference.count ? Double(reference[referenceIndex]) : 0
-                cross += Double(output[index]) * r
-                energy += r * r
-            }
-            return cross / max(energy, 1e-20).squareRoot()
+            let s = alignedSums(of: reference, from: referenceStart, in: output, frames: frames, lag: lag, step: step)
+            return s.cross / max(s.reference, 1e-20).squareRoot()
         }
         return scores.indices.max { scores[$0] < scores[$1] } ?? 0
     }
@@ -102,20 +109,11 @@ enum EchoRunSupport {
                            span: ClosedRange<Double>) -> (gainDB: Double, correlation: Double) {
         let rate = Double(voiceRate), start = Int(fromSeconds * rate)
         let frames = Int(span.lowerBound * rate)..<min(Int(span.upperBound * rate), processed.count)
-        func sums(lag: Int, over range: Range<Int>) -> (cross: Double, talker: Double, output: Double) {
-            var sums = (cross: 0.0, talker: 0.0, output: 0.0)
-            for index in range {
-                let talkerIndex = index - start - lag
-                let t = talkerIndex >= 0 && talkerIndex < talker.count ? Double(talker[talkerIndex]) : 0
-                let o = Double(processed[index])
-                sums.cross += o * t; sums.talker += t * t; sums.output += o * o
-            }
-            return sums
-        }
         let searched = frames.lowerBound..<min(frames.upperBound, frames.lowerBound + Int(rate))
         let lag = bestLag(of: talker, from: start, in: processed, frames: searched, maximumLag: Int(0.1 * rate))
-        let s = sums(lag: lag, over: frames)
-        let gain = s.cross / max(s.talker, 1e-20)
-        return (20 * log10(max(abs(gain), 1e-10)), s.cross / max((s.talker * s.output).squareRoot(), 1e-20))
+        let s = alignedSums(of: talker, from: start, in: processed, frames: frames, lag: lag)
+        let outputEnergy = frames.reduce(0.0) { $0 + Double(processed[$1]) * Double(processed[$1]) }
+        let gain = s.cross / max(s.reference, 1e-20)
+        return (20 * log10(max(abs(gain), 1e-10)), s.cross / max((s.reference * outputEnergy).squareRoot(), 1e-20))
     }
 }
