@@ -74,9 +74,13 @@ final class BlockAdaptiveFilter {
     private var shadowWinningBlocks = 0
     /// Finds a path that moved where the shadow has not won by its margin (see `judgeShadow`).
     private var lostPathRun: LostPathRun
+    /// Finds a path that moved under a talker heard (see `judgeShadow`).
+    private var talkerPathMove: TalkerPathMove
     private let blockRate: BlockRate
     /// Whether the last block replaced the adapted weights with the shadow's. Real-time safe.
     private(set) var restartedFromShadow = false
+    /// Whether that restart was for a path that moved under a talker heard (`TalkerPathMove`). Real-time safe.
+    private(set) var restartedUnderTalker = false
     /// Whether the last block's microphone clipped (a sample at `clippedMagnitude` or beyond): its error there is the
     /// clipping's, which no filter learns from. Real-time safe.
     private(set) var isMicrophoneClipped = false
@@ -120,6 +124,9 @@ final class BlockAdaptiveFilter {
     var isNearTalkerHeard = false
     /// The share of its step the adapted filter takes while a near talker is heard (`EchoCanceller.isNearTalkerHeard`).
     var nearTalkerStepShare: Float = 1
+    /// Whether the near talker has been heard for a second (`EchoCanceller.isTalkerHeardLong`). Real-time safe; set it
+    /// before `process`.
+    var isTalkerHeardLong = false
 
     /// Whether the adapted learning rate keeps a floor at the start-up rate (`MDFLearningRate.keepsStartupStep`): set
     /// it while the far end plays alone for sure. Real-time safe; set it before `process`.
@@ -141,6 +148,7 @@ final class BlockAdaptiveFilter {
         fft = MixedRadixRealFFT(frameCount: window)
         blockRate = BlockRate(blocksPerSecond: Double(sampleRate) / Double(frameCount))
         lostPathRun = LostPathRun(rate: blockRate)
+        talkerPathMove = TalkerPathMove(rate: blockRate)
         let spectrum = 2 * laneBinCount
         referenceWindow = .zeroed(window)
         nearBlock = .zeroed(frameCount)
@@ -231,6 +239,7 @@ final class BlockAdaptiveFilter {
         shadowErrorSmoothed = 0; foregroundErrorSmoothed = 0; nearSmoothed = 0
         shadowWinningBlocks = 0
         lostPathRun = LostPathRun(rate: blockRate)
+        talkerPathMove = TalkerPathMove(rate: blockRate)
     }
 
     /// Forgets the two paths' comparison (`decideBetweenPaths`).
@@ -362,6 +371,12 @@ final class BlockAdaptiveFilter {
             learnSaturation()
         }
         let (shadowErrorEnergy, shadowEchoEnergy) = runShadow()
+        var estimateDifferenceEnergy: Float = 0, foregroundEchoEnergy: Float = 0
+        for i in 0..<n {
+            let d = foregroundEcho[i] - shadowEcho[i]
+            estimateDifferenceEnergy += d * d
+            foregroundEchoEnergy += foregroundEcho[i] * foregroundEcho[i]
+        }
         if rate.isAdapted { adjustPartitionWeights() }
         adapt(background, partitionWeight: partitionWeight, stepPerBin: rate.stepPerBin,
               stepShare: isNearTalkerHeard ? nearTalkerStepShare : 1, error: errorSpectrum)
@@ -378,9 +393,10 @@ final class BlockAdaptiveFilter {
         }
         decideBetweenPaths(foregroundErrorEnergy: foregroundErrorEnergy,
                            backgroundErrorEnergy: &backgroundErrorEnergy, differenceEnergy: differenceEnergy)
-        restartedFromShadow = judgeShadow(shadowErrorEnergy: shadowErrorEnergy,
-                                          foregroundErrorEnergy: foregroundErrorEnergy, nearEnergy: nearEnergy,
-                                          referenceEnergy: referenceEnergy)
+        (restartedFromShadow, restartedUnderTalker) = judgeShadow(
+            shadowErrorEnergy: shadowErrorEnergy, foregroundErrorEnergy: foregroundErrorEnergy, nearEnergy: nearEnergy,
+            referenceEnergy: referenceEnergy, foregroundEchoEnergy: foregroundEchoEnergy,
+            estimateDifferenceEnergy: estimateDifferenceEnergy)
         if restartedFromShadow {
             foreground.update(from: shadow, count: partitionCount * 2 * laneBinCount)
             background.update(from: shadow, count: partitionCount * 2 * laneBinCount)
@@ -493,8 +509,13 @@ final class BlockAdaptiveFilter {
     /// then found it no better placed than the foreground, and the echo passed for a talker at 7 dB for seconds. So
     /// while the foreground cancels well and the shadow stands 6 dB behind it, the shadow restarts from the foreground's
     /// weights (a copy of the partitions in use; real-time safe).
+    ///
+    /// Under a talker who has been heard for a second, the errors cannot tell (the talker fills both): a path that
+    /// moves then is found by `TalkerPathMove`, from the differences the talker leaves out. Returns whether the shadow
+    /// takes over, and whether for a path moved under a talker.
     private func judgeShadow(shadowErrorEnergy: Float, foregroundErrorEnergy: Float, nearEnergy: Float,
-                             referenceEnergy: Float) -> Bool {
+                             referenceEnergy: Float, foregroundEchoEnergy: Float,
+                             estimateDifferenceEnergy: Float) -> (restarted: Bool, underTalker: Bool) {
         let smoothing: Float = 0.2
         shadowErrorSmoothed += smoothing * (shadowErrorEnergy - shadowErrorSmoothed)
         foregroundErrorSmoothed += smoothing * (foregroundErrorEnergy - foregroundErrorSmoothed)
@@ -506,10 +527,17 @@ final class BlockAdaptiveFilter {
                                           smoothedMicrophone: nearSmoothed, hasLostPath: isLost,
                                           farEndPlays: farEnd, shadowError: shadowErrorEnergy,
                                           foregroundError: foregroundErrorEnergy)
+        let isMovedUnderTalker = talkerPathMove.observe(
+            microphone: nearEnergy, foregroundError: foregroundErrorEnergy, shadowError: shadowErrorEnergy,
+            foregroundEstimate: foregroundEchoEnergy, estimateDifference: estimateDifferenceEnergy,
+            hasLostPath: isLost, farEndPlays: farEnd, isTalkerHeard: isNearTalkerHeard,
+            isTalkerHeardLong: isTalkerHeardLong)
         if farEnd { resyncLaggingShadow() }
-        guard shadowWinningBlocks >= Self.shadowWinningBlockCount || isMoved else { return false }
+        let isWon = shadowWinningBlocks >= Self.shadowWinningBlockCount || isMoved
+        guard isWon || isMovedUnderTalker else { return (false, false) }
         shadowWinningBlocks = 0
-        return true
+        talkerPathMove.shadowTookOver()
+        return (true, !isWon)
     }
 
     /// Restarts the shadow from the foreground's weights while the foreground takes 10 dB or more off the microphone and

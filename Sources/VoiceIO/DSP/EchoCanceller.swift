@@ -89,6 +89,14 @@ public final class EchoCanceller {
         set { filter.isNearTalkerHeard = newValue }
     }
 
+    /// Whether the near talker has been heard for a second (`LeakedEchoWatch.isTalkerHeardLong`): a path that moves
+    /// under them is then found from how the filter's estimates differ (`TalkerPathMove`). Real-time safe; set it
+    /// before `process`.
+    var isTalkerHeardLong: Bool {
+        get { filter.isTalkerHeardLong }
+        set { filter.isTalkerHeardLong = newValue }
+    }
+
     /// The share of its step the filter takes while `isNearTalkerHeard` (1: the whole step, as by default). The
     /// learning rate's leak estimate slows it in double talk, not enough: a talker pulls the filter (the public hall
     /// q03: the linear filter's echo 22.7 dB down before the double talk, 12-15 dB down in it). Real-time safe.
@@ -108,6 +116,10 @@ public final class EchoCanceller {
     /// Whether the last block found the learned path lost and took the shadow filter's instead, learning again
     /// from the start-up rate (`BlockAdaptiveFilter.restartedFromShadow`). Real-time safe.
     public var restartedFromShadow: Bool { filter.restartedFromShadow }
+
+    /// Whether that restart was for a path that moved under a near talker (`TalkerPathMove`): the talker is one, and
+    /// the echo's coupling to the reference moved less than its shape. Real-time safe.
+    var restartedUnderTalker: Bool { filter.restartedUnderTalker }
 
     /// Whether the shadow filter, which learns at a fixed rate, takes 6 dB or more off the microphone: there is echo to
     /// cancel (`BlockAdaptiveFilter.isShadowCancelling`). Real-time safe.
