@@ -359,11 +359,12 @@ final class BlockAdaptiveFilter {
 
         // Foreground output.
         filter(foreground, echo: foregroundEcho)
-        var foregroundErrorEnergy: Float = 0, nearEnergy: Float = 0
+        var foregroundErrorEnergy: Float = 0, nearEnergy: Float = 0, foregroundEchoEnergy: Float = 0
         for i in 0..<n {
             let e = nearBlock[i] - foregroundEcho[i]
             foregroundErrorEnergy += e * e
             nearEnergy += nearBlock[i] * nearBlock[i]
+            foregroundEchoEnergy += foregroundEcho[i] * foregroundEcho[i]
         }
 
         if rate.keepsStartupStep && rate.isAdapted && farEndPlays(referenceEnergy: referenceEnergy)
@@ -371,11 +372,10 @@ final class BlockAdaptiveFilter {
             learnSaturation()
         }
         let (shadowErrorEnergy, shadowEchoEnergy) = runShadow()
-        var estimateDifferenceEnergy: Float = 0, foregroundEchoEnergy: Float = 0
+        var estimateDifferenceEnergy: Float = 0
         for i in 0..<n {
             let d = foregroundEcho[i] - shadowEcho[i]
             estimateDifferenceEnergy += d * d
-            foregroundEchoEnergy += foregroundEcho[i] * foregroundEcho[i]
         }
         if rate.isAdapted { adjustPartitionWeights() }
         adapt(background, partitionWeight: partitionWeight, stepPerBin: rate.stepPerBin,

@@ -297,19 +297,15 @@ public final class EchoPipeline: VoiceProcessor {
         canceller.isTalkerHeardLong = leakedEcho.isTalkerHeardLong
         var (errorPower, filteredMicrophonePower) = cancel(input, microphone: microphoneBase, reference: referenceBase,
                                                             output: cancelledBase)
-        if canceller.restartedFromShadow && canceller.restartedUnderTalker {
-            // The path moved under a talker heard for a second, who is still one: the suppressor keeps its near end
-            // and its ratios to the reference (forgetting the talker cost our dt-change t01 0.07 in double talk's
-            // STOI, t03 0.05).
-            divergenceResetCount += 1
-            forgetFilteredPath(keepingReferenceCoupling: true)
-        } else if canceller.restartedFromShadow {
+        if canceller.restartedFromShadow {
             // The path changed under the filter, which took its shadow's weights: what the suppressor took for a
             // near talker since then was the new echo. Its ratios to the reference stay under a talker heard for a
-            // second (see `reset`).
+            // second (see `reset`). Unless the path moved under such a talker (`TalkerPathMove`), who is still one:
+            // the suppressor then keeps its near end too (forgetting it, when the takeover asked only that the shadow
+            // beat the foreground, cost our dt-change t01 0.07 in double talk's STOI, t03 0.05).
             divergenceResetCount += 1
             forgetFilteredPath(keepingReferenceCoupling: leakedEcho.isTalkerHeardLong)
-            suppressor.forgetNearEnd()
+            if !canceller.restartedUnderTalker { suppressor.forgetNearEnd() }
         }
         switch misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),
                                      microphonePower: microphonePower, referencePower: referencePower,

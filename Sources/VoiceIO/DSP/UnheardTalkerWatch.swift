@@ -21,8 +21,6 @@ import Glibc
 /// is under 1. The norm needs half a second of single talk first and starts over with the filter (`restart`).
 /// Real-time safe.
 struct UnheardTalkerWatch {
-    /// Whether the last block was likely a talker's the detector does not hear.
-    private(set) var isTalkerLikely = false
     private var normDecibels: Float = 0
     private var normBlocks = 0
     private var leakedEchoToError: Float = 0
@@ -47,12 +45,12 @@ struct UnheardTalkerWatch {
     /// One block. `outputShare`: the filter's output over the microphone's power, smoothed; `leakedEchoToErrorRatio`:
     /// the filter's leaked echo over its error (`EchoCanceller.leakedEchoToErrorRatio`); `isFarEndAlone`: the far end
     /// plays and no talker has been heard for a while; `isRoomRingingLong`: the room rings past the filter (only then
-    /// does it judge). Returns `isTalkerLikely`. Real-time safe.
+    /// does it judge). Returns whether the block is likely a talker's the detector does not hear. Real-time safe.
     mutating func observe(outputShare: Float, leakedEchoToErrorRatio: Float, isFarEndAlone: Bool,
                           isRoomRingingLong: Bool) -> Bool {
         leakedEchoToError += leakSmoothing * (leakedEchoToErrorRatio - leakedEchoToError)
         let shareDecibels = 10 * log10(max(outputShare, 1e-20))
-        isTalkerLikely = isRoomRingingLong && normBlocks >= normMinimumBlocks
+        let isTalkerLikely = isRoomRingingLong && normBlocks >= normMinimumBlocks
             && shareDecibels > normDecibels + Self.riseDecibels && leakedEchoToError < 1
         if isFarEndAlone && !isTalkerLikely {
             normDecibels = normBlocks == 0 ? shareDecibels : normDecibels + normSmoothing * (shareDecibels - normDecibels)
@@ -64,6 +62,5 @@ struct UnheardTalkerWatch {
     /// Forgets the norm, as when the filter starts over. Real-time safe.
     mutating func restart() {
         normBlocks = 0
-        isTalkerLikely = false
     }
 }
