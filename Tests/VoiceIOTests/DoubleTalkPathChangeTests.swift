@@ -8,13 +8,17 @@ import Testing
     static let rate = Scene.rate
     static let changeSeconds = 11
 
-    /// The far end, the microphone, the talker alone (from `talkerSeconds`) and the frames it talks in; the path's bulk
-    /// delay and gain before and after the change.
+    /// The far end (silent over `farPauseSeconds`), the microphone, the talker alone (from `talkerSeconds`) and the
+    /// frames it talks in; the path's bulk delay and gain before and after the change.
     static func scene(seed: UInt64, before: (bulkMilliseconds: Double, gain: Float),
                       after: (bulkMilliseconds: Double, gain: Float), afterSeed: UInt64? = nil,
-                      changeSeconds: Double = Double(changeSeconds), talkerSeconds: Double = 8) throws
+                      changeSeconds: Double = Double(changeSeconds), talkerSeconds: Double = 8,
+                      farPauseSeconds: Range<Double>? = nil) throws
         -> (far: [Float], microphone: [Float], near: [Float], talkerFrames: Range<Int>) {
-        let far = try Signal.farSpeech(seconds: 20.4, sampleRate: rate).map { $0 * 0.6 }
+        var far = try Signal.farSpeech(seconds: 20.4, sampleRate: rate).map { $0 * 0.6 }
+        if let pause = farPauseSeconds {
+            for frame in Int(pause.lowerBound * Double(rate))..<Int(pause.upperBound * Double(rate)) { far[frame] = 0 }
+        }
         let echoBefore = Scene.roomEcho(far, bulkMilliseconds: before.bulkMilliseconds, seed: seed, gain: before.gain)
         let echoAfter = Scene.roomEcho(far, bulkMilliseconds: after.bulkMilliseconds, seed: afterSeed ?? seed, gain: after.gain)
         let change = Int(changeSeconds * Double(rate))
@@ -84,6 +88,27 @@ import Testing
         let change = Int(changeSeconds * Double(Self.rate))
         let gain = Scene.nearGainDB(output, near: near, frames: change..<talkerFrames.upperBound)
         #expect(gain > -1, "near talker gain \(gain) dB from the move to the talker's end")
+    }
+
+    /// The path moves (another room response, 10 ms later, 2.5 dB quieter) as the far end pauses for a second in double
+    /// talk; the far end comes back 0.2 s before the talker stops. The old path's estimate then adds more than it takes
+    /// away (`PausedPathMove`). The echo over the 0.3 s after the return, seeds 41, 51, 61, 81, 91: 8.5, 15.7, 16.8,
+    /// 13.8, 8.1 dB (median 13.8); 6.7, 11.9, 10.4, 10.5, 5.6 (median 10.4) with the talker's detector holding the
+    /// gentle gain of double talk there. The talker's gain through the double talk: -0.48 to -0.50 dB either way.
+    @Test("a path that moves in a far-end pause in double talk: its echo is suppressed when the far end is back")
+    func pathMovedInFarEndPause() throws {
+        var returnERLEs: [Double] = []
+        for seed: UInt64 in [41, 51, 61, 81, 91] {
+            let (far, microphone, near, talkerFrames) = try Self.scene(
+                seed: seed, before: (60, 0.6), after: (70, 0.45), afterSeed: seed + 50, changeSeconds: 12.6,
+                farPauseSeconds: 12.6..<13.6)
+            let (output, _) = try Scene.process(microphone: microphone, far: far)
+            returnERLEs.append(Scene.erleDB(microphone, output, from: 13.6, to: 13.9))
+            let gain = Scene.nearGainDB(output, near: near, frames: talkerFrames)
+            #expect(gain > -1, "seed \(seed): near talker gain \(gain) dB in double talk")
+        }
+        let median = returnERLEs.sorted()[returnERLEs.count / 2]
+        #expect(median > 12, "ERLE over the 0.3 s after the far end's return: \(returnERLEs) dB")
     }
 
     /// The echo a path that moves in far-end single talk at 15.8 s (2 s after the talker stopped) leaves over 0.25-1 s and

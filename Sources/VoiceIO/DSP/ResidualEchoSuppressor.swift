@@ -177,6 +177,8 @@ public final class ResidualEchoSuppressor {
     /// The reference's power held while it is not aligned, and for half a second after.
     private let hold: UnalignedReferenceHold
     private var blocksSinceFarEnd = Int.max / 2
+    /// A path that moved in a far-end pause (`PausedPathMove`).
+    private var pausedPathMove: PausedPathMove
     /// The microphone's and the reference's power over far-end blocks without a talker heard, smoothed
     /// (`microphoneGain`).
     private var farMicrophonePower: Float = 0, farReferencePower: Float = 0
@@ -271,6 +273,7 @@ public final class ResidualEchoSuppressor {
                                     windowFrames: Int(Self.noiseWindowSeconds * Double(sampleRate)) / blockFrameCount,
                                     synthesisPowerScale: Float(size) / Float(blockFrameCount))
         quietBlocks = Int(Self.quietSeconds * Double(sampleRate)) / blockFrameCount
+        pausedPathMove = PausedPathMove(rate: BlockRate(blocksPerSecond: Double(sampleRate) / Double(blockFrameCount)))
         talkerTailBlocks = Int(Self.talkerTailSeconds * Double(sampleRate)) / blockFrameCount
         tailDecay = Float(exp(-6.9 * Double(blockFrameCount) / (Self.reverberationSeconds * Double(sampleRate))))
         let binHertz = Double(sampleRate) / Double(size)
@@ -489,7 +492,13 @@ public final class ResidualEchoSuppressor {
         let isOwnError = ((isNearEndQuiet && outputSum > microphoneSum)
                           || (isFreshOnset && outputSum > Self.ownErrorOnsetExcess * microphoneSum))
             && crossSum < -Self.ownErrorCorrelation * correlationScale
-        let isFilterError = isOutputFilterError || isOwnError
+        // A path that moved while the far end was silent leaves the output louder than the microphone at its return,
+        // a talker heard or not (`PausedPathMove`): that block is suppressed as the filter's error. The detector still
+        // hears it, so that a talker heard keeps the shadow's takeover under a talker (dismissed, our late-dt-change
+        // u05's filter was reset from nothing instead, and its echo passed for a talker again 0.3 s later).
+        let isMovedInPause = pausedPathMove.observe(farEndActive: farEndActive, outputEnergy: outputSum,
+                                                    microphoneEnergy: microphoneSum, isFilterSettled: isFilterSettled)
+        let isFilterError = isOutputFilterError || isOwnError || isMovedInPause
         // A block the filter finds clearly leaked echo, while the near end was quiet or only just broke its quiet, is
         // echo the filter has not learned (the far end back after a pause with sound the filter learned little of, a
         // path that grew), not a talker who starts: taken for one, it passed at the gentle gain of double talk, and the
