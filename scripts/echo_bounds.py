@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 
 YARDSTICK = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'shared', 'yardstick')
 # An ERLE of ours more than this many dB under the perfect canceller's is the canceller's to raise; one within it or
@@ -31,10 +32,39 @@ def figure(value, digits=1):
 FIGURES = ('erle_db', 'last_far_erle_db', 'reconv20_s', 'dt_stoi', 'dt_near_gain_db')
 
 
-def figures(row):
-    """The figures the report compares, from one scene's yardstick row."""
+def talker_gain_after_move(scene_dir, out_path, lag_ms):
+    """The near talker's gain (dB, as the yardstick's double-talk near gain) from a path change inside double talk
+    (meta.json's `double_talk_change_s`, scripts/variant-scenes) to that double talk's end; None without one. The
+    yardstick's gain over the whole double talk hides a talker lost in the second after the move."""
+    sys.path.insert(0, YARDSTICK)
+    import numpy as np
+    from scipy.signal import sosfiltfilt
+    import metrics
+    from wavio import read_wav
+    # The outputs' wave files carry a chunk scipy does not read (and says so on every file).
+    warnings.filterwarnings('ignore', message='Chunk .* not understood')
+    with open(os.path.join(scene_dir, 'meta.json')) as f:
+        change = json.load(f).get('double_talk_change_s')
+    if change is None or not os.path.exists(out_path):
+        return None
+    out, rate = read_wav(out_path)
+    meta, _, band_limited, sos = metrics.load_refs(scene_dir, rate)
+    end = next((b for kind, a, b in meta['segments'] if kind == 'dt' and a <= change < b), None)
+    if end is None:
+        return None
+    count, lag = len(band_limited['near']), int(round((lag_ms or 0) * rate / 1000))
+    out = np.pad(out, (0, max(0, count + lag - len(out))))
+    frames = slice(int(change * rate), int(end * rate))
+    near, output = band_limited['near'][frames], sosfiltfilt(sos, out[lag:lag + count])[frames]
+    gain = float(np.dot(output, near) / max(np.dot(near, near), 1e-20))
+    return round(20 * np.log10(max(abs(gain), 1e-6)), 2)
+
+
+def figures(row, scene_dir, out_path):
+    """The figures the report compares, from one scene's yardstick row and the system's output."""
     values = {key: row.get(key) for key in FIGURES}
     values['last_far_erle_db'] = (row.get('erle_segments_db') or [None])[-1]
+    values['near_gain_after_move_db'] = talker_gain_after_move(scene_dir, out_path, row.get('lag_ms'))
     return values
 
 
@@ -45,7 +75,7 @@ def report(results_path):
     ours, best = (results['systems'][name]['scenes'] for name in ('project', 'perfect'))
     print(f"\n{results['config_name']}: ours / the perfect canceller's")
     print(f"{'scene':34s} {'ERLE dB':>15s} {'ours-perfect':>12s} {'last far dB':>15s} {'re-conv s':>11s} "
-          f"{'DT STOI':>15s} {'DT near dB':>15s}")
+          f"{'DT STOI':>15s} {'DT near dB':>15s} {'after move dB':>15s}")
     rows, short = [], []
     for scene in results['scene_ids']:
         a, b = ours[scene], best[scene]
@@ -53,7 +83,9 @@ def report(results_path):
             print(f'{scene:34s} failed: {a.get("error") or b.get("error")}')
             rows.append({'scene': scene, 'failed': a.get('error') or b.get('error')})
             continue
-        x, y = figures(a), figures(b)
+        scene_dir = os.path.join(results['scene_root'], scene)
+        x, y = (figures(row, scene_dir, os.path.join(os.path.dirname(results_path), 'outputs', name, scene + '.wav'))
+                for row, name in ((a, 'project'), (b, 'perfect')))
         excess = x['erle_db'] - y['erle_db']
         if excess < -BOUND_MARGIN_DB:
             short.append(scene)
@@ -63,7 +95,8 @@ def report(results_path):
               f"{figure(x['last_far_erle_db']):>6s} / {figure(y['last_far_erle_db']):>6s} "
               f"{figure(x['reconv20_s']):>4s} / {figure(y['reconv20_s']):>4s} "
               f"{figure(x['dt_stoi'], 3):>6s} / {figure(y['dt_stoi'], 3):>6s} "
-              f"{figure(x['dt_near_gain_db']):>6s} / {figure(y['dt_near_gain_db']):>6s}")
+              f"{figure(x['dt_near_gain_db']):>6s} / {figure(y['dt_near_gain_db']):>6s} "
+              f"{figure(x['near_gain_after_move_db']):>6s} / {figure(y['near_gain_after_move_db']):>6s}")
     print(f"ERLE more than {BOUND_MARGIN_DB:g} dB under the perfect canceller's (the canceller's to raise; elsewhere "
           f"the scene bounds it): {', '.join(short) if short else 'none'}")
     with open(os.path.join(os.path.dirname(results_path), 'bounds.json'), 'w') as f:
