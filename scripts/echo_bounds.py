@@ -5,6 +5,7 @@
 """
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -32,6 +33,15 @@ def figure(value, digits=1):
 FIGURES = ('erle_db', 'last_far_erle_db', 'reconv20_s', 'dt_stoi', 'dt_near_gain_db')
 
 
+@functools.lru_cache(maxsize=1)
+def scene_references(scene_dir, rate):
+    """The yardstick's references of one scene at `rate` (`metrics.load_refs`), read once for ours and the perfect
+    canceller's output alike."""
+    sys.path.insert(0, YARDSTICK)
+    import metrics
+    return metrics.load_refs(scene_dir, rate)
+
+
 def talker_gain_after_move(scene_dir, out_path, lag_ms):
     """The near talker's gain (dB, as the yardstick's double-talk near gain) from a path change inside double talk
     (meta.json's `double_talk_change_s`, scripts/variant-scenes) to that double talk's end; None without one. The
@@ -39,7 +49,6 @@ def talker_gain_after_move(scene_dir, out_path, lag_ms):
     sys.path.insert(0, YARDSTICK)
     import numpy as np
     from scipy.signal import sosfiltfilt
-    import metrics
     from wavio import read_wav
     # The outputs' wave files carry a chunk scipy does not read (and says so on every file).
     warnings.filterwarnings('ignore', message='Chunk .* not understood')
@@ -48,7 +57,7 @@ def talker_gain_after_move(scene_dir, out_path, lag_ms):
     if change is None or not os.path.exists(out_path):
         return None
     out, rate = read_wav(out_path)
-    meta, _, band_limited, sos = metrics.load_refs(scene_dir, rate)
+    meta, _, band_limited, sos = scene_references(scene_dir, rate)
     end = next((b for kind, a, b in meta['segments'] if kind == 'dt' and a <= change < b), None)
     if end is None:
         return None

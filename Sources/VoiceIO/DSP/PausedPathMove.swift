@@ -37,17 +37,13 @@ struct PausedPathMove {
     /// filter's error.
     mutating func observe(farEndActive: Bool, outputEnergy: Float, microphoneEnergy: Float,
                           isFilterSettled: Bool) -> Bool {
-        if farEndActive {
-            if blocksSinceFarEnd >= pauseBlocks {
-                blocksSinceReturn = 0
-                outputSinceReturn = 0
-                microphoneSinceReturn = 0
-            } else {
-                blocksSinceReturn = min(blocksSinceReturn + 1, Int.max / 2)
-            }
-            blocksSinceFarEnd = 0
+        let isReturn = farEndActive && blocksSinceFarEnd >= pauseBlocks
+        blocksSinceFarEnd = farEndActive ? 0 : min(blocksSinceFarEnd + 1, Int.max / 2)
+        if isReturn {
+            blocksSinceReturn = 0
+            outputSinceReturn = 0
+            microphoneSinceReturn = 0
         } else {
-            blocksSinceFarEnd = min(blocksSinceFarEnd + 1, Int.max / 2)
             blocksSinceReturn = min(blocksSinceReturn + 1, Int.max / 2)
         }
         guard blocksSinceReturn < watchBlocks else { return false }
