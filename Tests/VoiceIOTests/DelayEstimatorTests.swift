@@ -86,6 +86,44 @@ import CAllocCounter
         #expect(abs(try #require(Self.milliseconds(estimator.delayFrames)) - 300) <= 2)
     }
 
+    /// A path of 100 ms with a reflection 30 ms later at 0.6 of the direct path for 3 s, then `after` for 5 s;
+    /// returns where the estimate stood at the change and the times it stood elsewhere than `expected` after it.
+    static func estimatesAfterAReflectionGrows(after: [(offset: Int, gain: Float)],
+                                               expected: Double) throws -> (atChange: Double, followedAt: Double?) {
+        let fixture = EchoSceneFixture(sampleRate: rate)
+        let far = fixture.speechLike(seconds: 8, seed: 11)
+        let direct = fixture.roomResponse(bulkMilliseconds: 100, seed: 5)
+        let reflection = (offset: 130 * rate / 1000, gain: Float(0.6))
+        let before = EchoSceneFixture.convolve(far, taps: direct + [reflection], gain: 0.5, count: far.count)
+        let later = EchoSceneFixture.convolve(far, taps: after, gain: 0.5, count: far.count)
+        let change = 3 * rate, noise = fixture.noise(count: far.count, rms: 0.002, seed: 9)
+        let mic = (0..<far.count).map { (i: Int) -> Float in (i < change ? before[i] : later[i]) + noise[i] }
+        let estimator = DelayEstimator(sampleRate: rate, blockFrameCount: block)
+        var atChange: Double?, followedAt: Double?
+        run(estimator, far: far, mic: mic) { t, e in
+            guard let found = milliseconds(e.delayFrames) else { return }
+            if t <= 3 { atChange = found }
+            if t > 3, followedAt == nil, abs(found - expected) <= 2 { followedAt = t }
+        }
+        return (try #require(atChange), followedAt)
+    }
+
+    /// A reflection that grows stronger than the direct path (1.4 of it) 30 ms after it, the direct path staying, is
+    /// not a move: the estimate stays on the direct path. The control takes the direct path away: then it is a move,
+    /// and the estimate follows.
+    @Test func staysOnTheDirectPathWhenALaterReflectionOutgrowsIt() throws {
+        let fixture = EchoSceneFixture(sampleRate: Self.rate)
+        let direct = fixture.roomResponse(bulkMilliseconds: 100, seed: 5)
+        let stronger = (offset: 130 * Self.rate / 1000, gain: Float(1.4))
+        let kept = try Self.estimatesAfterAReflectionGrows(after: direct + [stronger], expected: 130)
+        #expect(abs(kept.atChange - 100) <= 2)
+        #expect(kept.followedAt == nil, "jumped to the reflection at \(kept.followedAt ?? 0) s")
+        let moved = try Self.estimatesAfterAReflectionGrows(after: Array(direct.dropFirst()) + [stronger],
+                                                            expected: 130)
+        #expect(abs(moved.atChange - 100) <= 2)
+        #expect(try #require(moved.followedAt) - 3 < 2.5)
+    }
+
     /// Unwindowed, the correlation of sustained music peaked at whole partitions (16 ms steps) and the estimate
     /// locked there.
     @Test(.enabled(if: Signal.isHeldMusicInstalled, "needs asterisk-moh-opsound-wav"), arguments: [70.0, 150])

@@ -26,7 +26,8 @@ import Glibc
 /// Confidence is the peak at the current lag over the floor of all lags (mean magnitude, which a long
 /// reverberant tail barely lifts), mapped to 0 ... 1. The first estimate is the strongest peak, published
 /// after two agreeing confident searches; afterwards the strongest peak within ±1.5 ms of the current one is
-/// followed at once (drift) as long as it holds 70 % of the global peak, while a peak elsewhere must win
+/// followed at once (drift) as long as it holds 70 % of the global peak (40 % of a global peak up to 60 ms later, a
+/// reflection: see `directPathFraction`), while a peak elsewhere must win
 /// three confident searches in a row before the estimate jumps (echo-path change), so the estimate does not
 /// flap.
 ///
@@ -86,10 +87,20 @@ public final class DelayEstimator {
     /// The current lag is kept while its peak holds this fraction of the strongest one. Voiced speech puts
     /// ghosts of the true peak one pitch period away on either side, sometimes nearly as strong.
     private static var keepFraction: Float { 0.7 }
+    /// The current lag is also kept while its peak holds this fraction of a stronger one that comes up to
+    /// `reflectionSpanSeconds` after it: a reflection, in a reverberant room as strong as the direct path, that
+    /// outweighs it in some searches. Jumping to it cut the direct path off the filter (our reverberant r07: the
+    /// direct path at 128.5 ms, a reflection at 159.8 ms at 0.6-0.7 of it and then above it for three searches; the
+    /// filter, its start moved past the direct path, took 1-3 dB off for 2.5 s until the estimate came back). A
+    /// path that moves later fades the old peak as the averages forget, and the jump follows.
+    private static var directPathFraction: Float { 0.4 }
+    private static var reflectionSpanSeconds: Double { 0.06 }
     /// Partitions averaged before the first search: fewer give a correlation too noisy to trust its peak.
     private static var partitionsBeforeSearch: Double { 20.0 }
 
     private let partitionCount: Int
+    /// `reflectionSpanSeconds` in decimated lags.
+    private let reflectionSpanLags: Int
     /// Searches in `persistentLockSeconds`.
     private let searchesToLockPersistently: Int
     private let lagCount: Int
@@ -161,6 +172,7 @@ public final class DelayEstimator {
         lagCount = partitionCount * partition
         let searchSeconds = Double(Self.searchIntervalPartitions * partition) / decimatedRate
         searchesToLockPersistently = Int((Self.persistentLockSeconds / searchSeconds).rounded(.up))
+        reflectionSpanLags = Int((Self.reflectionSpanSeconds * decimatedRate).rounded())
         fft = RealFFT(frameCount: 2 * partition)
         binCount = partition + 1
         let binHertz = decimatedRate / Double(2 * partition)
@@ -329,7 +341,9 @@ public final class DelayEstimator {
 
         if let locked = lockedLag {
             let near = strongestLag(around: Int(locked.rounded()), within: tolerance)
-            if abs(correlation[near]) >= Self.keepFraction * peak {
+            let isLaterReflection = peakLag > near && peakLag - near <= reflectionSpanLags
+                && abs(correlation[near]) >= Self.directPathFraction * peak
+            if abs(correlation[near]) >= Self.keepFraction * peak || isLaterReflection {
                 lockedLag = Double(near) + interpolatedOffset(at: near)
                 candidateCount = 0
                 confidentCandidateCount = 0
