@@ -227,11 +227,23 @@ import CAllocCounter
 
     @Test func staysSilentWithoutEcho() {
         let fixture = EchoSceneFixture(sampleRate: Self.rate)
-        let far = fixture.speechLike(seconds: 3, seed: 3)
+        let far = fixture.speechLike(seconds: 6, seed: 3)
         let mic = fixture.noise(count: far.count, rms: 0.01, seed: 4)
         let estimator = DelayEstimator(sampleRate: Self.rate, blockFrameCount: Self.block)
-        Self.run(estimator, far: far, mic: mic)
+        var heard = 0
+        Self.run(estimator, far: far, mic: mic) { _, e in heard += e.isEchoHeard ? 1 : 0 }
         #expect(estimator.delayFrames == nil)
+        #expect(heard == 0, "an echo heard in \(heard) blocks of noise")
+    }
+
+    /// An echo is heard from the time weaker peaks may count (1.6 s of averages) on, and through the double talk of a
+    /// talker as loud as the echo.
+    @Test func hearsAnEcho() {
+        let (far, mic) = Self.scene(bulkMilliseconds: 120, seconds: 6, nearTalker: true)
+        let estimator = DelayEstimator(sampleRate: Self.rate, blockFrameCount: Self.block)
+        var unheardAfterTwoSeconds = 0
+        Self.run(estimator, far: far, mic: mic) { t, e in unheardAfterTwoSeconds += t > 2.5 && !e.isEchoHeard ? 1 : 0 }
+        #expect(unheardAfterTwoSeconds == 0, "unheard in \(unheardAfterTwoSeconds) blocks after 2.5 s")
     }
 
     @Test(arguments: [8000, 48000])

@@ -67,6 +67,13 @@ public final class DelayEstimator {
     public private(set) var processedFrameCount = 0
     /// Searches run so far; it changes each time the estimate and confidence may have changed.
     public private(set) var searchCount = 0
+    /// Whether the strongest peaks stand out of the floor as an echo's do, estimate or not: their peak-to-floor ratio,
+    /// smoothed over about a second of searches, at least `heardPeakToFloor`, once `partitionsBeforePersistentLock`
+    /// are averaged. A reverberant room whose loudspeaker stands across it from the microphone can keep every peak
+    /// under the confident ratio and spread the strongest over reflections, so the first estimate waits seconds
+    /// (our far-speaker f11: ratios of 6-8 from the first second, an estimate at 5.5 s); a microphone that hears no
+    /// echo (a headset) keeps the ratio at 3.4-4.3 (our headset scenes, each second).
+    public private(set) var isEchoHeard = false
 
     private static var partitionFrameCount: Int { 64 }
     private static var searchIntervalPartitions: Int { 4 }
@@ -95,6 +102,9 @@ public final class DelayEstimator {
     /// path that moves later fades the old peak as the averages forget, and the jump follows.
     private static var directPathFraction: Float { 0.4 }
     private static var reflectionSpanSeconds: Double { 0.06 }
+    private static var heardPeakToFloor: Float { 5.5 }
+    /// Smoothing of the peak-to-floor ratio per search (about a second of searches).
+    private static var heardSmoothing: Float { 1.0 / 16 }
     /// Partitions averaged before the first search: fewer give a correlation too noisy to trust its peak.
     private static var partitionsBeforeSearch: Double { 20.0 }
 
@@ -146,6 +156,7 @@ public final class DelayEstimator {
     private let lagScratch: UnsafeMutablePointer<Float>
 
     private var averagedPartitions = 0.0
+    private var smoothedPeakToFloor: Float = 0
     private var partitionsSinceReferenceActive = Int.max / 2
     private var referenceFloor: Float = 1
     private var hasHeardReference = false
@@ -338,6 +349,9 @@ public final class DelayEstimator {
         // Mean magnitude (robust to a long reverberant tail) scaled to the RMS of Gaussian noise.
         let floor = 1.25 * sumOfMagnitudes / Float(lagCount) + 1e-30
         let tolerance = Int((Self.trackingToleranceSeconds * decimatedRate).rounded())
+        smoothedPeakToFloor += Self.heardSmoothing * (peak / floor - smoothedPeakToFloor)
+        isEchoHeard = averagedPartitions >= Self.partitionsBeforePersistentLock
+            && smoothedPeakToFloor >= Self.heardPeakToFloor
 
         if let locked = lockedLag {
             let near = strongestLag(around: Int(locked.rounded()), within: tolerance)

@@ -54,11 +54,17 @@ final class CaptureChain {
     private var slideMeasurementsSeen = 0
     /// Blocks in which the far end played before the aligner first locked onto its echo.
     private var unalignedFarEndBlocks = 0
+    /// Whether the hold of an unaligned far end ended without a lock (it does not resume).
+    private var isUnalignedHoldOver = false
     /// Far-end blocks without a lock after which the reference counts as aligned all the same: a far end that
     /// played this long with no echo found has none to find (a headset), and its near talker must not stay
-    /// suppressed under it.
+    /// suppressed under it. While the aligner hears an echo it has not found (`EchoAligner.isEchoHeard`), the hold
+    /// lasts up to `heardUnalignedFarEndSeconds`: ended at 3 s, the echo of our far-speaker f11 (found at 5.5 s) passed
+    /// for a talker from 3.5 s, and the suppressor learned it so.
     private let unalignedFarEndBlockLimit: Int
+    private let heardUnalignedFarEndBlockLimit: Int
     private static var unalignedFarEndSeconds: Double { 3 }
+    private static var heardUnalignedFarEndSeconds: Double { 10 }
 
     /// `initialDelayFrames`: device-reported delay between playback and capture, in device-rate frames.
     /// `blockMilliseconds`: the processing block (5 or 10 ms).
@@ -77,6 +83,7 @@ final class CaptureChain {
         aligner = EchoAligner(sampleRate: voiceRate, maximumBlockFrames: blockFrameCount,
                               initialDelayFrames: initialDelayFrames * voiceRate / deviceRate)
         unalignedFarEndBlockLimit = Int(Self.unalignedFarEndSeconds * Double(voiceRate)) / blockFrameCount
+        heardUnalignedFarEndBlockLimit = Int(Self.heardUnalignedFarEndSeconds * Double(voiceRate)) / blockFrameCount
         let fifoFrames = 2 * (microphoneConverter.maximumOutputFrames + blockFrameCount)
         microphoneFIFO = SPSCRing(minimumCapacity: fifoFrames, filledWith: 0)
         referenceFIFO = SPSCRing(minimumCapacity: fifoFrames, filledWith: 0)
@@ -153,7 +160,9 @@ final class CaptureChain {
             && meanSquare(UnsafeBufferPointer(referenceBlock)) > ResidualEchoSuppressor.farEndMeanSquare {
             unalignedFarEndBlocks += 1
         }
-        pipeline.isReferenceAligned = aligner.realignmentCount > 0 || unalignedFarEndBlocks > unalignedFarEndBlockLimit
+        let limit = aligner.isEchoHeard ? heardUnalignedFarEndBlockLimit : unalignedFarEndBlockLimit
+        isUnalignedHoldOver = isUnalignedHoldOver || unalignedFarEndBlocks > limit
+        pipeline.isReferenceAligned = aligner.realignmentCount > 0 || isUnalignedHoldOver
         if aligner.realignmentCount != realignmentsSeen {
             // The reference moved under the filter: what it learned no longer fits.
             realignmentsSeen = aligner.realignmentCount

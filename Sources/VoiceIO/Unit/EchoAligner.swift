@@ -65,6 +65,8 @@ public final class EchoAligner {
     public var maximumDelayFrames: Int { Int(maximumDelayMilliseconds * Double(sampleRate) / 1000) }
     /// The echo's strongest arrival behind the reference, in frames (nil before the first confident estimate).
     public var arrivalFrames: Double? { estimator.fineDelayFrames }
+    /// Whether the estimator's correlation shows an echo, found or not (`DelayEstimator.isEchoHeard`).
+    public var isEchoHeard: Bool { estimator.isEchoHeard }
     /// Confidence of the arrival estimate, 0 ... 1.
     public var confidence: Float { estimator.confidence }
     /// Clock drift compensated now, in ppm (positive: the echo delay shrinks); nil while unknown.
