@@ -102,6 +102,7 @@ public final class DelayEstimator {
     /// path that moves later fades the old peak as the averages forget, and the jump follows.
     private static var directPathFraction: Float { 0.4 }
     private static var reflectionSpanSeconds: Double { 0.06 }
+    /// The smoothed peak-to-floor ratio at or above which an echo is heard (`isEchoHeard`).
     private static var heardPeakToFloor: Float { 5.5 }
     /// Smoothing of the peak-to-floor ratio per search (about a second of searches).
     private static var heardSmoothing: Float { 1.0 / 16 }
