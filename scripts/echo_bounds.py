@@ -12,6 +12,8 @@ import sys
 import warnings
 
 YARDSTICK = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'shared', 'yardstick')
+# The yardstick's modules (metrics, wavio) are imported from its folder.
+sys.path.insert(0, YARDSTICK)
 # An ERLE of ours more than this many dB under the perfect canceller's is the canceller's to raise; one within it or
 # above it is bounded by the scene (a perfect echo remover does no better).
 BOUND_MARGIN_DB = 1.0
@@ -19,7 +21,6 @@ BOUND_MARGIN_DB = 1.0
 
 def perfect(mic, out, voice_rate):
     """Writes the microphone at the voice rate less its echo, resampled as the yardstick's metrics resample both."""
-    sys.path.insert(0, YARDSTICK)
     import metrics
     from wavio import write_wav
     _, signals, _, _ = metrics.load_refs(os.path.dirname(os.path.abspath(mic)), voice_rate)
@@ -37,7 +38,6 @@ FIGURES = ('erle_db', 'last_far_erle_db', 'reconv20_s', 'dt_stoi', 'dt_near_gain
 def scene_references(scene_dir, rate):
     """The yardstick's references of one scene at `rate` (`metrics.load_refs`), read once for ours and the perfect
     canceller's output alike."""
-    sys.path.insert(0, YARDSTICK)
     import metrics
     return metrics.load_refs(scene_dir, rate)
 
@@ -46,7 +46,6 @@ def talker_gain_after_move(scene_dir, out_path, lag_ms):
     """The near talker's gain (dB, as the yardstick's double-talk near gain) from a path change inside double talk
     (meta.json's `double_talk_change_s`, scripts/variant-scenes) to that double talk's end; None without one. The
     yardstick's gain over the whole double talk hides a talker lost in the second after the move."""
-    sys.path.insert(0, YARDSTICK)
     import numpy as np
     from scipy.signal import sosfiltfilt
     from wavio import read_wav

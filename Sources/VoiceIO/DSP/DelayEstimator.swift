@@ -351,8 +351,7 @@ public final class DelayEstimator {
         let floor = 1.25 * sumOfMagnitudes / Float(lagCount) + 1e-30
         let tolerance = Int((Self.trackingToleranceSeconds * decimatedRate).rounded())
         smoothedPeakToFloor += Self.heardSmoothing * (peak / floor - smoothedPeakToFloor)
-        isEchoHeard = averagedPartitions >= Self.partitionsBeforePersistentLock
-            && smoothedPeakToFloor >= Self.heardPeakToFloor
+        isEchoHeard = areWeakerPeaksTrusted && smoothedPeakToFloor >= Self.heardPeakToFloor
 
         if let locked = lockedLag {
             let near = strongestLag(around: Int(locked.rounded()), within: tolerance)
@@ -368,8 +367,7 @@ public final class DelayEstimator {
         }
         // The strongest peak is elsewhere and the current one has faded: a candidate for a jump.
         let isConfident = peak >= Self.lockPeakToFloor * floor
-        let counts = isConfident || (peak >= Self.persistentPeakToFloor * floor
-                                     && averagedPartitions >= Self.partitionsBeforePersistentLock)
+        let counts = isConfident || (peak >= Self.persistentPeakToFloor * floor && areWeakerPeaksTrusted)
         guard counts else {
             candidateCount = 0
             confidentCandidateCount = 0
@@ -392,6 +390,9 @@ public final class DelayEstimator {
         }
         publish(floor: floor)
     }
+
+    /// Whether `partitionsBeforePersistentLock` are averaged: peaks under the confident ratio may count from then on.
+    private var areWeakerPeaksTrusted: Bool { averagedPartitions >= Self.partitionsBeforePersistentLock }
 
     private func strongestLag(around centre: Int, within tolerance: Int) -> Int {
         var best = min(lagCount - 1, max(0, centre))
