@@ -81,6 +81,9 @@ final class BlockAdaptiveFilter {
     private(set) var restartedFromShadow = false
     /// Whether that restart was for a path that moved under a talker heard (`TalkerPathMove`). Real-time safe.
     private(set) var restartedUnderTalker = false
+    /// Whether the shadow leads a foreground that lost the path, before it takes over (see `judgeShadow`). Real-time
+    /// safe.
+    private(set) var isShadowLeading = false
     /// Whether the last block's microphone clipped (a sample at `clippedMagnitude` or beyond): its error there is the
     /// clipping's, which no filter learns from. Real-time safe.
     private(set) var isMicrophoneClipped = false
@@ -94,6 +97,9 @@ final class BlockAdaptiveFilter {
     private static var shadowWinningRatio: Float { 0.25 }
     private static var shadowForegroundMinimumRatio: Float { 0.5 }
     private static var shadowWinningBlockCount: Int { 5 }
+    /// The shadow's smoothed error over the foreground's below which it leads a foreground that lost the path (−3 dB;
+    /// `isShadowLeading`).
+    private static var shadowLeadingRatio: Float { 0.5 }
     /// The foreground's smoothed error over the microphone's at or below which a lagging shadow restarts from it (−10
     /// dB), and the shadow's smoothed error over the foreground's above which it lags (6 dB; `resyncLaggingShadow`).
     private static var shadowResyncForegroundRatio: Float { 0.1 }
@@ -238,6 +244,7 @@ final class BlockAdaptiveFilter {
         shadowErrorSpectrum.update(repeating: 0, count: spectrum)
         shadowErrorSmoothed = 0; foregroundErrorSmoothed = 0; nearSmoothed = 0
         shadowWinningBlocks = 0
+        isShadowLeading = false
         lostPathRun = LostPathRun(rate: blockRate)
         talkerPathMove = TalkerPathMove(rate: blockRate)
     }
@@ -510,6 +517,9 @@ final class BlockAdaptiveFilter {
     /// while the foreground cancels well and the shadow stands 6 dB behind it, the shadow restarts from the foreground's
     /// weights (a copy of the partitions in use; real-time safe).
     ///
+    /// Before it wins, a shadow 3 dB ahead of a foreground that lost the path already shows the foreground's output holds
+    /// echo it could predict (`isShadowLeading`): a talker fills both errors alike.
+    ///
     /// Under a talker who has been heard for a second, the errors cannot tell (the talker fills both): a path that
     /// moves then is found by `TalkerPathMove`, from the differences the talker leaves out. Returns whether the shadow
     /// takes over, and whether for a path moved under a talker.
@@ -522,6 +532,7 @@ final class BlockAdaptiveFilter {
         nearSmoothed += smoothing * (nearEnergy - nearSmoothed)
         let farEnd = farEndPlays(referenceEnergy: referenceEnergy), isLost = rate.isAdapted && hasLostPath
         let winning = isLost && farEnd && shadowErrorSmoothed < Self.shadowWinningRatio * foregroundErrorSmoothed
+        isShadowLeading = isLost && farEnd && shadowErrorSmoothed < Self.shadowLeadingRatio * foregroundErrorSmoothed
         shadowWinningBlocks = winning ? shadowWinningBlocks + 1 : 0
         let isMoved = lostPathRun.observe(smoothedForegroundError: foregroundErrorSmoothed,
                                           smoothedMicrophone: nearSmoothed, hasLostPath: isLost,

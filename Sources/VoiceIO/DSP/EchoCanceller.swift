@@ -124,6 +124,9 @@ public final class EchoCanceller {
     /// Whether the shadow filter, which learns at a fixed rate, takes 6 dB or more off the microphone: there is echo to
     /// cancel (`BlockAdaptiveFilter.isShadowCancelling`). Real-time safe.
     public var isShadowCancelling: Bool { filter.isShadowCancelling }
+    /// Whether the shadow filter, learning the path the adapted one lost, is 3 dB ahead of it and not yet taking over
+    /// (`BlockAdaptiveFilter.isShadowLeading`): the output holds echo a linear filter predicts. Real-time safe.
+    var isShadowLeading: Bool { filter.isShadowLeading }
 
     /// The level at which the loudspeaker was found to saturate, as a fraction of full scale (the knee of the
     /// limiter the reference is shaped by before the filter, `LoudspeakerSaturation`); nil while it is taken for

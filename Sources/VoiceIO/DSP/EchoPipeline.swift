@@ -354,7 +354,13 @@ public final class EchoPipeline: VoiceProcessor {
         // At the far end's return after a pause the pre-echo is suppressed, and what the suppressor learned of the
         // room stays: a talker who starts with the far end was taken for echo for a second or more (the public pump
         // scene m01: 2.2 dB lost in double talk, 0.9 now). A path that moved in the pause is still reset (.sudden).
-        suppressor.isOutputFilterError = misadjustment.isSuddenPending && misadjustment.isFarEndReturning
+        // So is the output while the shadow leads a filter that lost the path, before it takes over (6 dB for 5
+        // blocks): its lead is echo, which no talker gives it, and the detector took that echo for a talker (our
+        // late-dt-change u06, its path moved under a talker who stopped as the far end came back: ERLE 30.1 -> 38.4 dB).
+        // Not under a talker heard for a second, whom both errors hold: a path that moves then is `TalkerPathMove`'s to
+        // find, from the talker the detector hears (`DoubleTalkPathChangeTests`: 5.7-8.2 dB after the talker, 16-25 so).
+        suppressor.isOutputFilterError = (misadjustment.isSuddenPending && misadjustment.isFarEndReturning)
+            || (canceller.isShadowLeading && !leakedEcho.isTalkerHeardLong)
         unexplainedPowerRatio = errorPower / max(microphonePower, 1e-12)
         slide.observe(canceller, farEndActive: farEndActive, isTalkerHeard: suppressor.detector.nearEndActive,
                       microphonePower: filteredMicrophonePower, errorPower: errorPower)
@@ -501,7 +507,9 @@ public final class EchoPipeline: VoiceProcessor {
     /// Real-time safe.
     private func forgetFilteredPath(keepingReferenceCoupling: Bool = false) {
         if keepingReferenceCoupling {
-            suppressor.forgetEstimateCoupling()
+            // Kept for a talker heard long, the ratios to the reference measured the old filter's small leftover, not
+            // the new one's whole echo, which the reference bounds for a while (`ResidualEchoSuppressor`).
+            suppressor.forgetEstimateCoupling(boundingEchoByReference: !isNoEchoFound)
         } else {
             suppressor.forgetEchoCoupling()
         }
