@@ -91,6 +91,8 @@ public final class EchoPipeline: VoiceProcessor {
     private var tailEstimator: EchoTailEstimator
     /// The clock drift the aligner leaves, read from the filter's response sliding along its taps.
     private(set) var slide: EchoPathSlide
+    /// Whether the echo starts before the filter's first tap, read from the filter's response (`EchoOnsetWatch`).
+    private(set) var onset: EchoOnsetWatch
     private let impulseResponse: UnsafeMutableBufferPointer<Int32>
     private var blocksUntilTailUpdate = 0
     /// Whether the room rings past the filter (then grown: `growFilter`), and whether the far end played since the tail
@@ -206,6 +208,7 @@ public final class EchoPipeline: VoiceProcessor {
         impulseResponse.initialize(repeating: 0)
         tailEstimator = EchoTailEstimator(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
         slide = EchoPathSlide(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
+        onset = EchoOnsetWatch(sampleRate: sampleRate)
         longRoom = LongRoomWatch(sampleRate: sampleRate, blockFrameCount: blockFrameCount)
         suppressor = ResidualEchoSuppressor(sampleRate: sampleRate, blockFrameCount: blockFrameCount,
                                             longestLateDelayBlocks: canceller.longestFilterLengthFrames / blockFrameCount)
@@ -364,6 +367,8 @@ public final class EchoPipeline: VoiceProcessor {
         unexplainedPowerRatio = errorPower / max(microphonePower, 1e-12)
         slide.observe(canceller, farEndActive: farEndActive, isTalkerHeard: suppressor.detector.nearEndActive,
                       microphonePower: filteredMicrophonePower, errorPower: errorPower)
+        onset.add(microphonePower: filteredMicrophonePower, errorPower: errorPower,
+                  isFarEndAlone: farEndActive && !suppressor.detector.nearEndActive)
         let blockFrames = Float(blockFrameCount)
         linearERLE.add(microphoneMeanSquare: microphonePower / blockFrames, processedMeanSquare: errorPower / blockFrames,
                        gate: farEndActive ? .echo : .quietReference, bypassed: false)
@@ -372,6 +377,7 @@ public final class EchoPipeline: VoiceProcessor {
             let taps = UnsafeMutableBufferPointer(rebasing: impulseResponse[..<canceller.impulseResponseFrameCount])
             canceller.impulseResponse(into: taps)
             tailEstimator.update(taps: UnsafeBufferPointer(taps), scale: canceller.impulseResponseScale)
+            onset.observe(taps: UnsafeBufferPointer(taps), isEchoFound: !isNoEchoFound)
             suppressor.setLateTail(energyPastEnd: tailEstimator.energyPastEnd, decayPerBlock: tailEstimator.decayPerBlock,
                                    delayBlocks: canceller.impulseResponseFrameCount / blockFrameCount)
             longRoom.observe(decayPerBlock: tailEstimator.fittedDecayPerBlock, tailShare: tailEstimator.fittedTailShare,
@@ -516,6 +522,7 @@ public final class EchoPipeline: VoiceProcessor {
         misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks)
         unheardTalker.restart()
         slide.restart()
+        onset.restart()
         blocksSinceFilterRestart = 0
     }
 }

@@ -52,6 +52,8 @@ final class CaptureChain {
     private var realignmentsSeen = 0
     /// `EchoPathSlide.measurementCount` when the aligner last took its residual.
     private var slideMeasurementsSeen = 0
+    /// `EchoOnsetWatch.cutCount` when the aligner last moved the delay for it.
+    private var onsetCutsSeen = 0
     /// Blocks in which the far end played before the aligner first locked onto its echo.
     private var unalignedFarEndBlocks = 0
     /// Whether the hold of an unaligned far end ended without a lock (it does not resume).
@@ -200,6 +202,11 @@ final class CaptureChain {
         if pipeline.slide.measurementCount != slideMeasurementsSeen {
             slideMeasurementsSeen = pipeline.slide.measurementCount
             aligner.trimDrift(byResidualPPM: pipeline.slide.residualDriftPPM)
+        }
+        // The echo starts before the filter (`EchoOnsetWatch`): the delay moves earlier, and the filter starts over.
+        if pipeline.onset.cutCount != onsetCutsSeen {
+            onsetCutsSeen = pipeline.onset.cutCount
+            aligner.leadEarlierOnset()
         }
         // Double talk is not echo: the near voice is meant to stay, and would pass for unremoved echo.
         let gate: ERLEMeter.Gate = referencePower <= ERLEMeter.minimumEchoMeanSquare ? .quietReference
