@@ -119,11 +119,19 @@ public final class EchoAligner {
     public func leadEarlierOnset() {
         guard realignmentCount > 0, isEchoHeard, let arrival = estimator.fineDelayFrames else { return }
         let target = max(delayFrames - leadFrames / 2, 0)
-        guard delayFrames - target > Double(sampleRate) / 1000,
-              arrival - target <= leadFrames + slackFrames else { return }
+        guard delayFrames - target > leastMoveFrames, isInsideWindow(offset: arrival - target) else { return }
         delayFrames = target
         realignmentCount += 1
     }
+
+    /// Whether an arrival `offset` frames after the applied delay is inside the window the delay stays for
+    /// [lead/4, lead + slack]. Real-time safe.
+    private func isInsideWindow(offset: Double) -> Bool {
+        offset >= leadFrames / 4 && offset <= leadFrames + slackFrames
+    }
+
+    /// The least move of the delay, in frames: a millisecond.
+    private var leastMoveFrames: Double { Double(sampleRate) / 1000 }
 
     /// Feeds one block: the microphone and the *undelayed* reference, same count. Real-time safe.
     public func observe(microphone: UnsafeBufferPointer<Float>, reference: UnsafeBufferPointer<Float>) {
@@ -156,9 +164,8 @@ public final class EchoAligner {
         guard searched, let arrival = estimator.fineDelayFrames else { return }
         let offset = arrival - delayFrames
         let target = min(max(arrival - leadFrames, 0), Double(maximumDelayFrames))
-        let outsideWindow = offset < leadFrames / 4 || offset > leadFrames + slackFrames
         // A target within a millisecond of the applied delay (an early arrival clamped at 0) is no move.
-        if realignmentCount == 0 || (outsideWindow && abs(target - delayFrames) > Double(sampleRate) / 1000) {
+        if realignmentCount == 0 || (!isInsideWindow(offset: offset) && abs(target - delayFrames) > leastMoveFrames) {
             delayFrames = target
             realignmentCount += 1
         }
