@@ -38,7 +38,9 @@ import Glibc
 /// ratio (9) held for two searches only then. A peak that is the strongest at the same lag for 2 s of searches
 /// in a row, at a ratio of at least 4, is published too (first estimate or jump): the averages forget in about
 /// 0.8 s, so a chance peak of unrelated sound moves as they forget (music against other music without an
-/// echo, once the averages hold 1.6 s of sound, held 1.0 s at most).
+/// echo, once the averages hold 1.6 s of sound, held 1.0 s at most). Before the first estimate, a search under the
+/// confident ratio whose peak comes up to 60 ms after the candidate, the candidate holding 40 % of it (a reflection),
+/// counts for the candidate.
 ///
 /// The estimate is the strongest arrival, usually the direct path; when a reflection is stronger, the direct
 /// path comes up to a few tens of ms earlier, so a delay line should keep a margin before the estimate. Averaging only runs
@@ -355,9 +357,7 @@ public final class DelayEstimator {
 
         if let locked = lockedLag {
             let near = strongestLag(around: Int(locked.rounded()), within: tolerance)
-            let isLaterReflection = peakLag > near && peakLag - near <= reflectionSpanLags
-                && abs(correlation[near]) >= Self.directPathFraction * peak
-            if abs(correlation[near]) >= Self.keepFraction * peak || isLaterReflection {
+            if abs(correlation[near]) >= Self.keepFraction * peak || isReflection(at: peakLag, of: near, peak: peak) {
                 lockedLag = Double(near) + interpolatedOffset(at: near)
                 candidateCount = 0
                 confidentCandidateCount = 0
@@ -374,21 +374,39 @@ public final class DelayEstimator {
             publish(floor: floor)
             return
         }
-        if candidateCount > 0 && abs(peakLag - candidateLag) <= tolerance {
+        // Before the first lock, a search that is not confident and whose peak is a reflection of the candidate counts
+        // for the candidate (`isReflection`), as it would for a lock. Our far-speaker f11 (a loudspeaker across a room of
+        // RT60 0.77 s, every ratio 5-9) had its strongest peak on the direct path, 129.8 ms, and on reflections 2-47 ms
+        // later by turns: the count started over at each, and the direct path had to win 2 s of searches in a row, which
+        // took until 5.3 s (3.6 s so). A confident peak stays its own candidate: counted for an arrival 11 ms before it
+        // that had won the first search, the public q05's direct path (255 ms) locked the estimate there (244 ms), and
+        // so did four more of our scenes. After the first lock a jump restarts the filter; it needs the peak itself (our far-speaker f12, locked on a reflection 16 ms after its direct path, would jump to the direct path
+        // 2 s before its double talk, and its talker's STOI fell from 0.92 to 0.62).
+        let isCandidatePeak = candidateCount > 0 && abs(peakLag - candidateLag) <= tolerance
+        let candidate = strongestLag(around: candidateLag, within: tolerance)
+        let isCandidateReflection = candidateCount > 0 && lockedLag == nil && !isConfident
+            && isReflection(at: peakLag, of: candidate, peak: peak)
+        if isCandidatePeak || isCandidateReflection {
             candidateCount += 1
             confidentCandidateCount = isConfident ? confidentCandidateCount + 1 : 0
         } else {
             candidateCount = 1
             confidentCandidateCount = isConfident ? 1 : 0
         }
-        candidateLag = peakLag
+        candidateLag = isCandidatePeak || !isCandidateReflection ? peakLag : candidate
         let confidentSearchesNeeded = lockedLag == nil ? Self.searchesToLock : Self.searchesToJump
         if confidentCandidateCount >= confidentSearchesNeeded || candidateCount >= searchesToLockPersistently {
-            lockedLag = Double(peakLag) + interpolatedOffset(at: peakLag)
+            lockedLag = Double(candidateLag) + interpolatedOffset(at: candidateLag)
             candidateCount = 0
             confidentCandidateCount = 0
         }
         publish(floor: floor)
+    }
+
+    /// Whether the strongest peak, `peak` at `lag`, is a reflection of the arrival at `earlier`: up to `reflectionSpanLags`
+    /// after it, with `earlier` holding `directPathFraction` of the peak.
+    private func isReflection(at lag: Int, of earlier: Int, peak: Float) -> Bool {
+        lag > earlier && lag - earlier <= reflectionSpanLags && abs(correlation[earlier]) >= Self.directPathFraction * peak
     }
 
     /// Whether `partitionsBeforePersistentLock` are averaged: peaks under the confident ratio may count from then on.
