@@ -125,10 +125,11 @@ import CAllocCounter
         #expect(try #require(moved.followedAt) - 3 < 2.5)
     }
 
-    /// A direct path at 100 ms with reflections 8, 12 and 47 ms after it at 0.9 of it, over a long diffuse tail, in noise
-    /// louder than the echo: no search is confident, and the strongest peak falls on the direct path and the reflections
-    /// by turns. The reflections count for the direct path's candidate, and the estimate is the direct path by 6 s
-    /// (4.7 s); counted apart, no arrival won 2 s of searches in a row in 8 s (checked with the rule taken out).
+    /// A direct path at 100 ms with reflections 8, 12 and 47 ms after it at 0.9 of it, over a long diffuse tail, in
+    /// noise louder than the echo: no search is confident, and the strongest peak falls on the direct path and the
+    /// reflections by turns. The reflections count for the direct path's candidate, and the estimate is the direct
+    /// path by 6 s (4.7 s); counted apart, no arrival won 2 s of searches in a row in 8 s (checked with the rule
+    /// taken out).
     @Test func locksOnTheDirectPathWhenReflectionsTakeTurnsOutweighingIt() throws {
         let fixture = EchoSceneFixture(sampleRate: Self.rate)
         let far = fixture.speechLike(seconds: 8, seed: 11)

@@ -374,14 +374,15 @@ public final class DelayEstimator {
             publish(floor: floor)
             return
         }
-        // Before the first lock, a search that is not confident and whose peak is a reflection of the candidate counts
-        // for the candidate (`isReflection`), as it would for a lock. Our far-speaker f11 (a loudspeaker across a room of
-        // RT60 0.77 s, every ratio 5-9) had its strongest peak on the direct path, 129.8 ms, and on reflections 2-47 ms
-        // later by turns: the count started over at each, and the direct path had to win 2 s of searches in a row, which
-        // took until 5.3 s (3.6 s so). A confident peak stays its own candidate: counted for an arrival 11 ms before it
-        // that had won the first search, the public q05's direct path (255 ms) locked the estimate there (244 ms), and
-        // so did four more of our scenes. After the first lock a jump restarts the filter; it needs the peak itself (our far-speaker f12, locked on a reflection 16 ms after its direct path, would jump to the direct path
-        // 2 s before its double talk, and its talker's STOI fell from 0.92 to 0.62).
+        // Before the first lock, a search that is not confident and whose peak is a reflection of the candidate
+        // counts for the candidate (`isReflection`), as it would for a lock. Our far-speaker f11 (a loudspeaker
+        // across a room of RT60 0.77 s, every ratio 5-9) had its strongest peak on the direct path, 129.8 ms, and on
+        // reflections 2-47 ms later by turns: the count started over at each, and the direct path had to win 2 s of
+        // searches in a row, which took until 5.3 s (3.6 s so). A confident peak stays its own candidate: counted for
+        // an arrival 11 ms before it that had won the first search, the public q05's direct path (255 ms) locked the
+        // estimate there (244 ms), and so did five more of our scenes. After the first lock a jump restarts the
+        // filter; it needs the peak itself (our far-speaker f12, locked on a reflection 16 ms after its direct path,
+        // would jump to the direct path 2 s before its double talk, and its talker's STOI fell from 0.92 to 0.62).
         let isCandidatePeak = candidateCount > 0 && abs(peakLag - candidateLag) <= tolerance
         let candidate = strongestLag(around: candidateLag, within: tolerance)
         let isCandidateReflection = candidateCount > 0 && lockedLag == nil && !isConfident
@@ -403,10 +404,11 @@ public final class DelayEstimator {
         publish(floor: floor)
     }
 
-    /// Whether the strongest peak, `peak` at `lag`, is a reflection of the arrival at `earlier`: up to `reflectionSpanLags`
-    /// after it, with `earlier` holding `directPathFraction` of the peak.
+    /// Whether the strongest peak, `peak` at `lag`, is a reflection of the arrival at `earlier`: up to
+    /// `reflectionSpanLags` after it, with `earlier` holding `directPathFraction` of the peak.
     private func isReflection(at lag: Int, of earlier: Int, peak: Float) -> Bool {
-        lag > earlier && lag - earlier <= reflectionSpanLags && abs(correlation[earlier]) >= Self.directPathFraction * peak
+        lag > earlier && lag - earlier <= reflectionSpanLags
+            && abs(correlation[earlier]) >= Self.directPathFraction * peak
     }
 
     /// Whether `partitionsBeforePersistentLock` are averaged: peaks under the confident ratio may count from then on.
