@@ -384,17 +384,16 @@ public final class DelayEstimator {
         // filter; it needs the peak itself (our far-speaker f12, locked on a reflection 16 ms after its direct path,
         // would jump to the direct path 2 s before its double talk, and its talker's STOI fell from 0.92 to 0.62).
         let isCandidatePeak = candidateCount > 0 && abs(peakLag - candidateLag) <= tolerance
-        let candidate = strongestLag(around: candidateLag, within: tolerance)
-        let isCandidateReflection = candidateCount > 0 && lockedLag == nil && !isConfident
-            && isReflection(at: peakLag, of: candidate, peak: peak)
-        if isCandidatePeak || isCandidateReflection {
+        let reflectedCandidate = isCandidatePeak || candidateCount == 0 || lockedLag != nil || isConfident ? nil
+            : candidateReflected(by: peakLag, peak: peak, within: tolerance)
+        if isCandidatePeak || reflectedCandidate != nil {
             candidateCount += 1
             confidentCandidateCount = isConfident ? confidentCandidateCount + 1 : 0
         } else {
             candidateCount = 1
             confidentCandidateCount = isConfident ? 1 : 0
         }
-        candidateLag = isCandidatePeak || !isCandidateReflection ? peakLag : candidate
+        candidateLag = reflectedCandidate ?? peakLag
         let confidentSearchesNeeded = lockedLag == nil ? Self.searchesToLock : Self.searchesToJump
         if confidentCandidateCount >= confidentSearchesNeeded || candidateCount >= searchesToLockPersistently {
             lockedLag = Double(candidateLag) + interpolatedOffset(at: candidateLag)
@@ -402,6 +401,13 @@ public final class DelayEstimator {
             confidentCandidateCount = 0
         }
         publish(floor: floor)
+    }
+
+    /// The candidate's lag (its strongest within `tolerance`) when the strongest peak, `peak` at `lag`, is a
+    /// reflection of it; nil otherwise.
+    private func candidateReflected(by lag: Int, peak: Float, within tolerance: Int) -> Int? {
+        let candidate = strongestLag(around: candidateLag, within: tolerance)
+        return isReflection(at: lag, of: candidate, peak: peak) ? candidate : nil
     }
 
     /// Whether the strongest peak, `peak` at `lag`, is a reflection of the arrival at `earlier`: up to
