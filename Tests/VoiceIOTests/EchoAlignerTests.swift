@@ -74,6 +74,29 @@ import Testing
                 "\(before) ppm trimmed to \(aligner.driftPPM ?? 0)")
     }
 
+    /// A line that reads clocks that agree (under 20 ppm) leaves the delay where the first lock put it; one that reads
+    /// more slides it. The arrival wanders between a room's reflections, and a line through it read a few ppm for clocks
+    /// that agree: compensated, the reference slid under the filter, which followed a moving path instead of the room.
+    @Test(arguments: [(ppm: 8.0, slides: false), (ppm: 60.0, slides: true)])
+    func clocksThatAgreeLeaveTheDelayStill(ppm: Double, slides: Bool) throws {
+        let (far, mic) = DriftEstimatorTests.driftingScene(ppm: ppm, seconds: 14)
+        let aligner = EchoAligner(sampleRate: Self.rate, maximumBlockFrames: Self.block)
+        var delayAtFourSeconds: Double?
+        Self.observe(aligner, far: far, microphone: mic) { start in
+            if start == 4 * Self.rate { delayAtFourSeconds = aligner.delayFrames }
+        }
+        let before = try #require(delayAtFourSeconds)
+        // 8 ppm over the 10 s that follow is 1.3 frames at 16 kHz; 60 ppm, 9.6.
+        let moved = before - aligner.delayFrames
+        #expect(aligner.realignmentCount == 1, "\(aligner.realignmentCount) realignments")
+        if slides {
+            #expect(moved > 4, "the delay moved \(moved) frames; \(aligner.driftPPM ?? 0) ppm compensated")
+        } else {
+            #expect(moved == 0 && aligner.driftPPM == nil,
+                    "the delay moved \(moved) frames; \(aligner.driftPPM ?? 0) ppm compensated")
+        }
+    }
+
     /// A residual that points at the line's estimate (within half of it either way) takes that estimate whole; one that
     /// points away is taken by half.
     @Test func aResidualThatAgreesWithTheLineTakesIt() throws {

@@ -76,8 +76,9 @@ import Testing
     /// goes under the detector's estimates from its first word, and the ratios learned it as echo at the full rate of
     /// far-end single talk (seeds 71, 81, 91 at 5 dB: −2.26 to −2.36 dB over the double talk; seed 81 at 8 dB: −5.29).
     /// The filter explains the echo, not the talker, and does not find its output leaked: `UnheardTalkerWatch` keeps
-    /// the ratios from learning the talker, and it is heard (−1.47 to −1.51; −2.36 dB). ERLE in far-end single talk
-    /// (4-8 s) 28.8-32.1 dB.
+    /// the ratios from learning the talker, and the detector hears it at a lower bar (−0.80 to −1.51; −1.80 dB; seed 91
+    /// went unheard for its first half second at the detector's usual bar once the delay stopped sliding for clocks
+    /// that agree: −2.06). ERLE in far-end single talk (4-8 s) 28.8-32.1 dB.
     @Test("a talker under a hall's echo, unheard at first, is not learned as echo",
           arguments: [(UInt64(71), Float(5), -2.0), (81, 5, -2), (91, 5, -2), (81, 8, -3.5)])
     func talkerUnheardAtFirst(seed: UInt64, underDecibels: Float, leastGainDecibels: Double) throws {
@@ -128,8 +129,10 @@ import Testing
 
     /// The hall rings past the 200 ms filter, which grows to 260 ms once its tail has held still for 3 s
     /// (`LongRoomWatch`, here after 5 s); a short room's filter stays at 200 ms. Seed 71's talker (the far end turns
-    /// loud with its first word) keeps −1.2 dB over the double talk with the grown filter, −2.9 dB with the filter
-    /// held at 200 ms (the control).
+    /// loud with its first word) keeps −0.88 dB over the double talk with the grown filter, −1.58 dB with the filter
+    /// held at 200 ms (the control). It was −1.2 and −2.9 dB before the delay stopped sliding for clocks that agree and
+    /// the detector heard a likely unheard talker at a lower bar (`ResidualEchoSuppressor.unheardTalkerBoost`), which
+    /// helps the held filter's talker most.
     @Test func theFilterGrowsForTheHallAlone() throws {
         let (far, microphone, near, talkerFrames) = try Self.scene(seed: 71)
         func run(microphone: [Float], longRoomMilliseconds: Double) throws -> (output: [Float], filterMilliseconds: Double) {
@@ -144,7 +147,7 @@ import Testing
         let grownGain = Scene.nearGainDB(grown.output, near: near, frames: talkerFrames)
         let heldGain = Scene.nearGainDB(held.output, near: near, frames: talkerFrames)
         #expect(grownGain > -2, "near talker gain \(grownGain) dB in double talk, grown filter")
-        #expect(grownGain > heldGain + 1, "near talker gain \(grownGain) dB grown, \(heldGain) dB held at 200 ms")
+        #expect(grownGain > heldGain + 0.5, "near talker gain \(grownGain) dB grown, \(heldGain) dB held at 200 ms")
         let room = Scene.roomEcho(far, bulkMilliseconds: 80, seed: 23, gain: 0.5)
         let shortRoom = Scene.mix(room, Scene.fixture.noise(count: far.count, rms: 0.0003, seed: 24))
         #expect(try run(microphone: shortRoom, longRoomMilliseconds: 260).filterMilliseconds == 200)
