@@ -12,9 +12,9 @@
 ///   fall short all the same, where the estimate holds a reflection that comes more than the lead after a weaker
 ///   direct path: the canceller then finds the echo starting before its filter, and the delay moves earlier
 ///   (`leadEarlierOnset`).
-/// - `DriftEstimator` turns the slope of the arrival over time into a clock drift. Once known, and once it reads more
-///   than clocks that agree drift (`agreeingClocksPPM`), the applied delay glides by that drift every block, so the
-///   echo stays put under the filter.
+/// - `DriftEstimator` turns the slope of the arrival over time into a clock drift. Once known, and once it reads 20 ppm
+///   or more (`agreeingClocksPPM`: clocks that agree are not slid), the applied delay glides by that drift every block,
+///   so the echo stays put under the filter.
 /// - The echo canceller measures what drift is left from its own filter's response sliding along its taps
 ///   (`trimDrift`, `EchoPathSlide`): the arrival wanders between reflections by a tenth of a millisecond, and a line
 ///   through it can read 50 ppm off for seconds (our drift-change d04: 300 ppm read as 236 for 6 s, the filter taking
@@ -73,7 +73,8 @@ public final class EchoAligner {
     public var isEchoHeard: Bool { estimator.isEchoHeard }
     /// Confidence of the arrival estimate, 0 ... 1.
     public var confidence: Float { estimator.confidence }
-    /// Clock drift compensated now, in ppm (positive: the echo delay shrinks); nil while unknown.
+    /// Clock drift compensated now, in ppm (positive: the echo delay shrinks); nil while unknown, and while the line
+    /// reads clocks that agree (under `agreeingClocksPPM`, 20 ppm) before any drift was compensated.
     public var driftPPM: Double? { compensatedPPM }
 
     /// Corrects the drift compensated by half of `residualPPM` (at most `largestResidualPPM`), or to the line's

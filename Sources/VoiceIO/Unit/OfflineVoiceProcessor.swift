@@ -58,7 +58,8 @@ public final class OfflineVoiceProcessor {
     public var delayMilliseconds: Float { chain.delayMilliseconds }
     /// Whether the delay was estimated (false: no reliable correlation peak was found).
     public var isDelayEstimated: Bool { chain.aligner.realignmentCount > 0 }
-    /// Clock drift compensated at the end of the last run, in ppm (nil: not found).
+    /// Clock drift compensated at the end of the last run, in ppm (nil: none found, or clocks that agree: under 20
+    /// ppm, `EchoAligner.driftPPM`).
     public var driftPPM: Double? { chain.aligner.driftPPM }
     /// Times the reference delay moved to a new echo arrival (first lock included).
     public var realignmentCount: Int { chain.aligner.realignmentCount }
