@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import VoiceCall
 
@@ -62,6 +63,38 @@ import Testing
         var small = [UInt8](repeating: 0, count: 10)
         let datagram = try #require(try small.withUnsafeMutableBytes { try bob.receive(into: $0, timeoutMilliseconds: 1000) })
         #expect(datagram.byteCount == 10 && datagram.wasTruncated)
+    }
+
+    /// A burst of 1500 RTP-sized datagrams sent while nobody reads (a flood meeting a network thread that is not
+    /// scheduled) waits whole in a call's receive buffer; the control, a socket with the system's default buffer,
+    /// loses part of the same burst. Where `net.core.rmem_max` is under the 2 MiB asked for, the socket has the
+    /// kernel's cap instead and the burst is not sent.
+    @Test func aCallsSocketHoldsABurst() throws {
+        let sender = try Self.loopback()
+        let call = try Self.loopback()
+        let control = try UDPSocket(binding: "127.0.0.1:0", receiveBufferBytes: nil)
+        let rmemMax = try #require(Int(String(contentsOfFile: "/proc/sys/net/core/rmem_max", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(call.receiveBufferBytes == 2 * min(UDPSocket.callReceiveBufferBytes, rmemMax))
+        #expect(call.receiveBufferBytes > control.receiveBufferBytes)
+        guard rmemMax >= UDPSocket.callReceiveBufferBytes else { return }
+
+        let burst = 1500
+        let datagram = [UInt8](repeating: 0x80, count: 172)
+        for _ in 0..<burst {
+            try datagram.withUnsafeBytes {
+                try sender.send($0, to: call.localAddress)
+                try sender.send($0, to: control.localAddress)
+            }
+        }
+        func drained(_ socket: UDPSocket) throws -> Int {
+            var buffer = [UInt8](repeating: 0, count: 1500)
+            var count = 0
+            while try buffer.withUnsafeMutableBytes({ try socket.receive(into: $0, timeoutMilliseconds: 0) }) != nil { count += 1 }
+            return count
+        }
+        #expect(try drained(call) == burst)
+        #expect(try drained(control) < burst)
     }
 
     @Test func portInUseIsAClearError() throws {

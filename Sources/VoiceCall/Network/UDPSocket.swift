@@ -22,11 +22,38 @@ public final class UDPSocket: @unchecked Sendable {
     /// The address actually bound (with the system's port when 0 was asked for).
     public let localAddress: SocketAddress
 
+    /// The receive buffer a call asks for: 2 MiB, which the kernel doubles for its bookkeeping and caps at
+    /// twice `net.core.rmem_max`. A call's own packets fill a few kilobytes a second, but a flood of strangers'
+    /// datagrams (25 000 a second in `scripts/flood`) fills the system's default of about 200 kB in 10 ms: a
+    /// network thread that a busy machine leaves unscheduled that long loses the call's packets with the
+    /// strangers'. The kernel holds the memory only while datagrams wait.
+    public static let callReceiveBufferBytes = 2 << 20
+
+    /// Bytes the kernel lets wait on this socket before it drops datagrams (`SO_RCVBUF`, as the kernel
+    /// reports it: twice what was granted).
+    public var receiveBufferBytes: Int {
+        var value: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &value, &length) == 0 else { return 0 }
+        return Int(value)
+    }
+
     /// Opens a UDP socket on `address`'s family and binds it there. Port 0 picks a free port. A port another
     /// socket holds is `SocketError.addressInUse`.
-    public init(bindingTo address: SocketAddress) throws(SocketError) {
+    ///
+    /// - Parameter receiveBufferBytes: the receive buffer to ask for (the kernel caps it at
+    ///   `net.core.rmem_max`); nil keeps the system's default.
+    public init(bindingTo address: SocketAddress, receiveBufferBytes: Int? = UDPSocket.callReceiveBufferBytes) throws(SocketError) {
         let descriptor = socket(address.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw .system(call: "socket", errno: errno) }
+        if let receiveBufferBytes {
+            var requested = Int32(clamping: receiveBufferBytes)
+            guard setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &requested, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
+                let code = errno
+                close(descriptor)
+                throw .system(call: "setsockopt(SO_RCVBUF)", errno: code)
+            }
+        }
         let bound = address.withSockAddr { bind(descriptor, $0, $1) }
         guard bound == 0 else {
             let code = errno
@@ -50,9 +77,10 @@ public final class UDPSocket: @unchecked Sendable {
         localAddress = local
     }
 
-    /// Resolves "HOST:PORT" and binds there.
-    public convenience init(binding hostAndPort: String) throws(SocketError) {
-        try self.init(bindingTo: SocketAddress.resolve(hostAndPort))
+    /// Resolves "HOST:PORT" and binds there, with `receiveBufferBytes` as in `init(bindingTo:receiveBufferBytes:)`.
+    public convenience init(binding hostAndPort: String,
+                            receiveBufferBytes: Int? = UDPSocket.callReceiveBufferBytes) throws(SocketError) {
+        try self.init(bindingTo: SocketAddress.resolve(hostAndPort), receiveBufferBytes: receiveBufferBytes)
     }
 
     deinit { close(descriptor) }
