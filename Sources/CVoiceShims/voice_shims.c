@@ -54,7 +54,34 @@ int voice_wait_readable(int fd, long long timeout_ns) {
 }
 
 #include <errno.h>
+#include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+
+int voice_enable_drop_count(int fd) {
+    int on = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on);
+}
+
+long voice_receive_datagram(int fd, void *buf, unsigned long capacity, void *from, unsigned int *from_length,
+                            unsigned int *dropped) {
+    struct iovec data = { .iov_base = buf, .iov_len = capacity };
+    union { struct cmsghdr header; char bytes[CMSG_SPACE(sizeof(unsigned int))]; } control;
+    struct msghdr message = {
+        .msg_name = from, .msg_namelen = *from_length, .msg_iov = &data, .msg_iovlen = 1,
+        .msg_control = control.bytes, .msg_controllen = sizeof control.bytes, .msg_flags = 0
+    };
+    ssize_t received = recvmsg(fd, &message, MSG_TRUNC | MSG_DONTWAIT);
+    if (received < 0) return -1;
+    *from_length = message.msg_namelen;
+    for (struct cmsghdr *item = CMSG_FIRSTHDR(&message); item != NULL; item = CMSG_NXTHDR(&message, item)) {
+        if (item->cmsg_level == SOL_SOCKET && item->cmsg_type == SO_RXQ_OVFL
+            && item->cmsg_len >= CMSG_LEN(sizeof(unsigned int))) {
+            memcpy(dropped, CMSG_DATA(item), sizeof(unsigned int));
+        }
+    }
+    return (long)received;
+}
 
 int voice_random_bytes(void *buf, unsigned long count) {
     unsigned char *bytes = buf;

@@ -4,7 +4,8 @@ import Glibc
 #endif
 
 /// A bound UDP socket (POSIX) that owns its file descriptor: sends datagrams to an address and receives them
-/// with a timeout, reporting where each came from.
+/// with a timeout, reporting where each came from and how many the kernel dropped for want of room
+/// (`kernelDropCount`).
 ///
 /// For the network thread, never the audio thread: `send` and `receive` make system calls and `receive`
 /// blocks up to its timeout. They do not allocate. One thread may send while another receives.
@@ -19,6 +20,7 @@ public final class UDPSocket: @unchecked Sendable {
     }
 
     private let descriptor: Int32
+    private var kernelDrops: UInt32 = 0
     /// The address actually bound (with the system's port when 0 was asked for).
     public let localAddress: SocketAddress
 
@@ -28,6 +30,11 @@ public final class UDPSocket: @unchecked Sendable {
     /// network thread that a busy machine leaves unscheduled that long loses the call's packets with the
     /// strangers'. The kernel holds the memory only while datagrams wait.
     public static let callReceiveBufferBytes = 2 << 20
+
+    /// Datagrams the kernel dropped on this socket since it was opened, its receive buffer full (SO_RXQ_OVFL), as of
+    /// the last datagram received: drops after it show with the next. Whose datagrams they were is unknown. Read it on
+    /// the thread that receives.
+    public var kernelDropCount: Int { Int(kernelDrops) }
 
     /// Bytes the kernel lets wait on this socket before it drops datagrams (`SO_RCVBUF`, as the kernel
     /// reports it: twice what was granted).
@@ -46,6 +53,11 @@ public final class UDPSocket: @unchecked Sendable {
     public init(bindingTo address: SocketAddress, receiveBufferBytes: Int? = UDPSocket.callReceiveBufferBytes) throws(SocketError) {
         let descriptor = socket(address.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw .system(call: "socket", errno: errno) }
+        guard voice_enable_drop_count(descriptor) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw .system(call: "setsockopt(SO_RXQ_OVFL)", errno: code)
+        }
         if let receiveBufferBytes {
             var requested = Int32(clamping: receiveBufferBytes)
             guard setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &requested, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
@@ -112,14 +124,11 @@ public final class UDPSocket: @unchecked Sendable {
         }
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let received = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                recvfrom(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_TRUNC), $0, &length)
-            }
-        }
+        let received = voice_receive_datagram(descriptor, buffer.baseAddress, UInt(buffer.count), &storage, &length,
+                                              &kernelDrops)
         guard received >= 0 else {
             if errno == EAGAIN || errno == EINTR { return nil }
-            throw .system(call: "recvfrom", errno: errno)
+            throw .system(call: "recvmsg", errno: errno)
         }
         let source = withUnsafePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: length) }

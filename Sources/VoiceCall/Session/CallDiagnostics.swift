@@ -50,6 +50,11 @@ final class CallDiagnostics {
         if errors.0 > 0 || errors.1 > 0 {
             logger.warning("socket errors", metadata: ["send": "\(errors.0)", "receive": "\(errors.1)"])
         }
+        let droppedByKernel = now.droppedByKernel - (previous?.droppedByKernel ?? 0)
+        if droppedByKernel > 0 {
+            logger.warning("datagrams dropped by the kernel, the socket's receive buffer full (a flood, or the network thread behind)",
+                           metadata: ["count": "\(droppedByKernel)", "total": "\(now.droppedByKernel)"])
+        }
         let lost = now.packetsLost - (previous?.packetsLost ?? 0)
         if lost > 0 { logger.debug("packets lost", metadata: ["count": "\(lost)", "total": "\(now.packetsLost)"]) }
     }

@@ -10,8 +10,12 @@ public struct CallStatistics: Sendable, Hashable, Codable {
     public var framesSkippedByDTX = 0
     /// sendto failures (the datagram was lost).
     public var sendErrors = 0
-    /// poll/recvfrom failures.
+    /// poll/recvmsg failures.
     public var receiveErrors = 0
+    /// Datagrams the kernel dropped before the call read them (`UDPSocket.kernelDropCount`): the socket's receive
+    /// buffer was full, the network thread behind a flood or an overloaded machine. Whose they were is unknown: the
+    /// remote's show as lost too.
+    public var droppedByKernel = 0
     /// RTP packets accepted from the remote and handed to the jitter buffer.
     public var packetsReceived = 0
     /// Expected minus received for the current remote stream (RFC 3550 A.3; duplicates make it smaller).

@@ -69,6 +69,7 @@ final class NetworkLoop {
         } catch {
             statistics.receiveErrors += 1
         }
+        statistics.droppedByKernel = socket.kernelDropCount
         sendCaptured()
         if MonotonicClock.nanoseconds() >= nextReportNanoseconds {
             sendReport()

@@ -134,7 +134,7 @@ final class CallMonitor {
                      buffer.late, buffer.duplicates, buffer.underruns))
         print(CallStatusLine.latencyControlSummary(buffer))
         let drops = call.dropped.map { "\($0.key) \($0.value)" }.sorted().joined(separator: ", ")
-        print("  dropped: \(call.droppedTotal)\(drops.isEmpty ? "" : " (\(drops))"); SSRC takeovers \(call.sourceTakeovers)")
+        print("  dropped: \(call.droppedTotal)\(drops.isEmpty ? "" : " (\(drops))"); by the kernel (receive buffer full) \(call.droppedByKernel); SSRC takeovers \(call.sourceTakeovers)")
         for (bypassed, label) in [(false, "processing"), (true, "bypass")] {
             if let span = report.echoGroundTruth?.span(bypassed: bypassed), let decibels = span.decibels {
                 print(String(cFormat: "  ERLE with %@: %.1f dB over %.1f s of far-end echo alone (near talker silent, the room's ground truth)",
