@@ -132,12 +132,14 @@ import Testing
     /// loud with its first word) keeps −0.88 dB over the double talk with the grown filter, −1.58 dB with the filter
     /// held at 200 ms (the control). It was −1.2 and −2.9 dB before the delay stopped sliding for clocks that agree and
     /// the detector heard a likely unheard talker at a lower bar (`ResidualEchoSuppressor.unheardTalkerBoost`), which
-    /// helps the held filter's talker most.
+    /// helps the held filter's talker most. Both runs hold the reverberant-room length at their long-room one, which
+    /// the hall would otherwise grow the filter to (half its reverberation time).
     @Test func theFilterGrowsForTheHallAlone() throws {
         let (far, microphone, near, talkerFrames) = try Self.scene(seed: 71)
         func run(microphone: [Float], longRoomMilliseconds: Double) throws -> (output: [Float], filterMilliseconds: Double) {
             var settings = EchoPipelineSettings()
             settings.longRoomFilterLengthMilliseconds = longRoomMilliseconds
+            settings.reverberantRoomFilterLengthMilliseconds = longRoomMilliseconds
             let (output, processor) = try Scene.process(microphone: microphone, far: far, settings: settings)
             return (output, processor.echoFilterMilliseconds)
         }
@@ -153,7 +155,7 @@ import Testing
         #expect(try run(microphone: shortRoom, longRoomMilliseconds: 260).filterMilliseconds == 200)
     }
 
-    /// A hall of 0.8 s, beyond the long rooms of 0.44-0.68 s (`LongRoomWatch`), grows the filter to half the
+    /// A hall of 0.8 s, a long room (`LongRoomWatch`) past the 0.52 s a 260 ms filter covers, grows the filter to half the
     /// reverberation time its fit reads (0.7 s: 350 ms), which then takes 3.1 dB more echo off in far-end single talk
     /// from 10 s to 16 s (21.2 dB) than the filter grown to 260 ms only (the control:
     /// `reverberantRoomFilterLengthMilliseconds` at 260).

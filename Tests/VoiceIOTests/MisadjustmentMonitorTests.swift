@@ -7,7 +7,7 @@ import Testing
     /// (given the block, counted from 1, and the seeded noise); the microphone is their sum, the reference's power
     /// `referencePower` of the block. Returns the first finding and its block, or nil.
     static func firstFinding(_ monitor: MisadjustmentMonitor = MisadjustmentMonitor(), seed: UInt32, blocks: Int,
-                             referencePower: (_ block: Int) -> Float = { _ in 1 }, isTalkerHeardLong: Bool = false,
+                             referencePower: (_ block: Int) -> Float = { _ in 1 }, isTalkerPullingFilter: Bool = false,
                              frame: (_ block: Int, _ noise: inout SeededNoise) -> (estimate: Float, error: Float))
         -> (MisadjustmentMonitor.Finding, Int)? {
         var monitor = monitor
@@ -24,7 +24,7 @@ import Testing
                 error.withUnsafeBufferPointer { e in
                     monitor.observe(error: e, estimate: y, microphonePower: microphonePower,
                                     referencePower: referencePower(block), farEndActive: true,
-                                    isTalkerHeardLong: isTalkerHeardLong)
+                                    isTalkerPullingFilter: isTalkerPullingFilter)
                 }
             }
             if let finding { return (finding, block) }
@@ -66,9 +66,9 @@ import Testing
     /// new echo n of the estimate's level, independent of it: error = n − y, louder than the microphone n) or a
     /// near talker as loud as the echo (error = talker, microphone = y + talker); returns the first finding and
     /// its block (counted from 1).
-    static func firstFinding(moved: Bool, switchBlock: Int, blocks: Int, isTalkerHeardLong: Bool = false)
+    static func firstFinding(moved: Bool, switchBlock: Int, blocks: Int, isTalkerPullingFilter: Bool = false)
         -> (MisadjustmentMonitor.Finding, Int)? {
-        firstFinding(seed: 11, blocks: blocks, isTalkerHeardLong: isTalkerHeardLong) { block, noise in
+        firstFinding(seed: 11, blocks: blocks, isTalkerPullingFilter: isTalkerPullingFilter) { block, noise in
             let y = 0.1 * noise.next(), other = 0.1 * noise.next()
             return (y, block <= switchBlock ? 0.003 * noise.next() : moved ? other - y : other)
         }
@@ -107,15 +107,15 @@ import Testing
     /// A path that moves under a filter that was cancelling only 11 dB (as half a second after double talk, whose
     /// blocks are still in its average) is found at once too; a bar of 15 dB missed it.
     @Test func findsAMovedPathUnderAFilterThatCancelledLess() throws {
-        let (finding, block) = try #require(Self.findingAfterLesserCancelling(isTalkerHeardLong: false))
+        let (finding, block) = try #require(Self.findingAfterLesserCancelling(isTalkerPullingFilter: false))
         #expect(finding == .sudden)
         #expect(block > 300 && block <= 300 + MisadjustmentMonitor().suddenBlocks, "found at block \(block)")
     }
 
     /// A filter taking 11 dB off for 300 blocks, then an error that opposes its estimate and is louder than the
     /// microphone; the first finding and its block.
-    static func findingAfterLesserCancelling(isTalkerHeardLong: Bool) -> (MisadjustmentMonitor.Finding, Int)? {
-        firstFinding(seed: 17, blocks: 400, isTalkerHeardLong: isTalkerHeardLong) { block, noise in
+    static func findingAfterLesserCancelling(isTalkerPullingFilter: Bool) -> (MisadjustmentMonitor.Finding, Int)? {
+        firstFinding(seed: 17, blocks: 400, isTalkerPullingFilter: isTalkerPullingFilter) { block, noise in
             let y = 0.1 * noise.next(), other = 0.1 * noise.next()
             return (y, block <= 300 ? 0.03 * noise.next() : other - y)
         }
@@ -126,11 +126,11 @@ import Testing
     /// the correlation windows find a path that keeps failing them, 11 to 30 blocks on. A filter that took 30 dB off
     /// before had hardly a talker under its echo (sustained music the detector hears as one) and is still found at once.
     @Test func underATalkerHeardLongOnlyAFilterThatCancelledWellIsFoundAtOnce() throws {
-        let (finding, block) = try #require(Self.findingAfterLesserCancelling(isTalkerHeardLong: true))
+        let (finding, block) = try #require(Self.findingAfterLesserCancelling(isTalkerPullingFilter: true))
         #expect(finding == .sustained)
         #expect(block > 300 + MisadjustmentMonitor().suddenBlocks, "found at block \(block)")
         let (wellFinding, wellBlock) = try #require(Self.firstFinding(moved: true, switchBlock: 300, blocks: 400,
-                                                                      isTalkerHeardLong: true))
+                                                                      isTalkerPullingFilter: true))
         #expect(wellFinding == .sudden)
         #expect(wellBlock <= 300 + MisadjustmentMonitor().suddenBlocks, "found at block \(wellBlock)")
     }
@@ -203,7 +203,7 @@ import Testing
         for farEnd in [true] + [Bool](repeating: false, count: 3) + [Bool](repeating: true, count: span + 2) {
             block.withUnsafeBufferPointer { b in
                 _ = monitor.observe(error: b, estimate: b, microphonePower: 0.1, referencePower: 0.1, farEndActive: farEnd,
-                                    isTalkerHeardLong: false)
+                                    isTalkerPullingFilter: false)
             }
             returning.append(monitor.isFarEndReturning)
         }

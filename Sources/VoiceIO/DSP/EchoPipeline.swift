@@ -4,16 +4,18 @@ import Glibc
 public struct EchoPipelineSettings: Sendable, Hashable {
     /// The echo tail the adaptive filter covers after bulk-delay alignment, in milliseconds.
     public var filterLengthMilliseconds: Double = 200
-    /// The echo tail it grows to, once, in a room that rings past `filterLengthMilliseconds` (`LongRoomWatch`); at most
-    /// `filterLengthMilliseconds`: it does not grow. A filter this long from the start follows a drifting clock or a
+    /// The least echo tail it grows to, once, in a room that rings past `filterLengthMilliseconds` (`LongRoomWatch`; see
+    /// `reverberantRoomFilterLengthMilliseconds`); at most `filterLengthMilliseconds`: it does not grow. A filter this long from the start follows a drifting clock or a
     /// moved path more slowly in the short rooms most calls are in (our q07, −200 ppm: DT STOI 0.930 → 0.877).
     public var longRoomFilterLengthMilliseconds: Double = 260
-    /// The longest echo tail it grows to in a room whose reverberation (RT60, as `LongRoomWatch` reads it) outlasts
-    /// 0.68 s: half the room's reverberation time (the echo 30 dB down), at least `longRoomFilterLengthMilliseconds`.
-    /// Past a 200 ms filter a room of 0.7 s leaves its echo 10-14 dB down, and a talker 5 dB under the echo went unheard
-    /// through the double talk (our reverberant r08: DT STOI 0.42, 0.89 at 370 ms). Rooms of 0.44-0.68 s keep
-    /// `longRoomFilterLengthMilliseconds`: grown to half their reverberation time, one of ours (r07, 0.6 s) lost its
-    /// talker instead (0.88 → 0.59).
+    /// The longest echo tail it grows to in a room that rings past the filter: half the room's reverberation time (RT60,
+    /// as `LongRoomWatch` reads it; the echo 30 dB down), at least `longRoomFilterLengthMilliseconds`. Past a 200 ms
+    /// filter a room of 0.7 s leaves its echo 10-14 dB down, and a talker 5 dB under the echo went unheard through the
+    /// double talk (our reverberant r08: DT STOI 0.42, 0.89 at 370 ms). Rooms of 0.44-0.68 s grow so too (to 260-340
+    /// ms): held at 260 ms, our far-speaker f01 (RT60 0.64 s) and reverberant r04 (0.55 s) read DT STOI 0.915 and 0.923,
+    /// 0.940 and 0.938 grown (DT STOI up in 16 of our 125 tuning scenes, down in none). Grown so, r07 (0.55 s) had lost
+    /// its talker (DT STOI 0.84) until the misadjustment monitor stopped taking a grown filter's talker for a moved path
+    /// (`EchoPipeline.process`): 0.927 now, the talker −0.74 dB (0.923 and −0.37 at 260 ms).
     public var reverberantRoomFilterLengthMilliseconds: Double = 400
     /// The share of its step the adapted filter takes while the residual echo suppressor's detector hears a near
     /// talker (`EchoCanceller.nearTalkerStepShare`), 0 to 1; 1: the whole step. At 0.6 over the 87 scenes of our sets
@@ -100,8 +102,6 @@ public final class EchoPipeline: VoiceProcessor {
     private var longRoom: LongRoomWatch
     /// Whether the filter was grown for the room (once).
     private var isFilterGrown = false
-    /// The reverberation past which a room counts as reverberant (`EchoPipelineSettings`).
-    private static var reverberantRoomSeconds: Double { 0.68 }
     private var isFarEndSinceTailUpdate = false
     /// How often the late tail is refitted to the filter's impulse response (an inverse FFT per filter block).
     private static var tailUpdateSeconds: Double { 0.5 }
@@ -310,9 +310,14 @@ public final class EchoPipeline: VoiceProcessor {
             forgetFilteredPath(keepingReferenceCoupling: leakedEcho.isTalkerHeardLong)
             if !canceller.restartedUnderTalker { suppressor.forgetNearEnd() }
         }
+        // A talker pulls the filter as a moved path does when heard for a second, and in a room that rings past the
+        // filter (grown) as soon as heard: a grown filter leaves the "before" of a talker's pause above 8 dB, and a
+        // word after it passed the sudden verdict's tests (our reverberant r07, grown to 289 ms: the suppressor started
+        // over 3.6 s into the double talk, the talker −2.7 dB and DT STOI 0.84; −0.7 dB and 0.93 so).
+        let isTalkerPullingFilter = leakedEcho.isTalkerHeardLong || (isFilterGrown && suppressor.detector.nearEndActive)
         switch misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),
                                      microphonePower: microphonePower, referencePower: referencePower,
-                                     farEndActive: farEndActive, isTalkerHeardLong: leakedEcho.isTalkerHeardLong) {
+                                     farEndActive: farEndActive, isTalkerPullingFilter: isTalkerPullingFilter) {
         case .sudden:
             // The path moved under a filter that was cancelling well, a few blocks ago: what the suppressor's
             // detector took for a near talker since then was the new echo. The block that gave the change away
@@ -489,19 +494,18 @@ public final class EchoPipeline: VoiceProcessor {
         forgetFilteredPath(keepingReferenceCoupling: keepsReferenceCoupling)
     }
 
-    /// Grows the filter for a room found to ring past it (`LongRoomWatch`): to the settings' long-room length, or in a
-    /// reverberant room (past `reverberantRoomSeconds`) to half its reverberation time, up to the reverberant-room
-    /// length (never shorter than the long-room one). Grown that much longer while the far end plays alone, the filter
-    /// leaves a leftover of another shape than the one the suppressor learned (the late tail it modelled past the old
-    /// end now falls inside the filter, whose new taps start from zero), and the suppressor's ratios start over from
-    /// their pessimistic start: kept, the leftover passed for a talker in far-end single talk for seconds (our
+    /// Grows the filter for a room found to ring past it (`LongRoomWatch`): to half its reverberation time, at least the
+    /// settings' long-room length and at most their reverberant-room one. Grown past the long-room length while the far
+    /// end plays alone, the filter leaves a leftover of another shape than the one the suppressor learned (the late tail
+    /// it modelled past the old end now falls inside the filter, whose new taps start from zero), and the suppressor's
+    /// ratios start over from their pessimistic start: kept, the leftover passed for a talker in far-end single talk for seconds (our
     /// reverberant r02: ERLE 32.6 dB, 38.6 so). Real-time safe.
     private func growFilter() {
         isFilterGrown = true
         suppressor.isRoomRingingLong = true
         let longRoomMilliseconds = settings.longRoomFilterLengthMilliseconds
         var milliseconds = longRoomMilliseconds
-        if let seconds = longRoom.reverberationSeconds, seconds > Self.reverberantRoomSeconds {
+        if let seconds = longRoom.reverberationSeconds {
             milliseconds = max(milliseconds, min(settings.reverberantRoomFilterLengthMilliseconds, seconds * 1000 / 2))
         }
         canceller.extendFilter(toFrames: Int(milliseconds * Double(sampleRate) / 1000))

@@ -51,7 +51,8 @@ import Glibc
 /// talker's first word, and twice more in its double talk, the suppressor starting over each time (near talker
 /// −5.1 dB, DT STOI 0.71). A path that moves while the far end plays on is found as before.
 ///
-/// Under a talker the suppressor's detector has heard for more than a second (told with each block), the filter must
+/// Under a talker the suppressor's detector has heard for more than a second, or hears in a room that rings past the
+/// filter (told with each block: `isTalkerPullingFilter`), the filter must
 /// have taken `suddenPriorERLEUnderTalkerDecibels` off before: a talker 5-10 dB under the echo of a hall pulls the
 /// filter as a moved path does, while the error of the talker's quiet syllables leaves the "before" at 8 dB or a
 /// little more, and the error then passes every test (the public pump scene m03: reset 3.3 s into its double talk,
@@ -125,12 +126,13 @@ struct MisadjustmentMonitor {
     }
 
     /// One block of the filter's error, its echo estimate, the microphone's and the reference's power (summed over
-    /// the block), and whether the detector has heard a talker for more than a second
-    /// (`LeakedEchoWatch.isTalkerHeardLong`); returns how the filter was found misadjusted when it should start over,
+    /// the block), and whether a talker the detector hears pulls the filter as a moved path does (one heard for more
+    /// than a second, `LeakedEchoWatch.isTalkerHeardLong`, or any in a room that rings past the filter: `EchoPipeline`);
+    /// returns how the filter was found misadjusted when it should start over,
     /// nil otherwise.
     mutating func observe(error: UnsafeBufferPointer<Float>, estimate: UnsafeBufferPointer<Float>,
                           microphonePower: Float, referencePower: Float, farEndActive: Bool,
-                          isTalkerHeardLong: Bool) -> Finding? {
+                          isTalkerPullingFilter: Bool) -> Finding? {
         var block = SIMD4<Float>(0, 0, 0, microphonePower)
         farEndRunBlocks = farEndActive ? min(farEndRunBlocks + 1, Int.max / 2) : 0
         if farEndActive {
@@ -147,7 +149,7 @@ struct MisadjustmentMonitor {
             farEndBlocks += 1
         }
         if observeSudden(block, referencePower: referencePower, farEndActive: farEndActive,
-                         isTalkerHeardLong: isTalkerHeardLong) {
+                         isTalkerPullingFilter: isTalkerPullingFilter) {
             return .sudden
         }
         blocks += 1
@@ -189,7 +191,7 @@ struct MisadjustmentMonitor {
 
     /// The sudden verdict over the last `suddenBlocks` far-end blocks; a block without the far end starts over.
     private mutating func observeSudden(_ block: SIMD4<Float>, referencePower: Float, farEndActive: Bool,
-                                        isTalkerHeardLong: Bool) -> Bool {
+                                        isTalkerPullingFilter: Bool) -> Bool {
         guard farEndActive else {
             recentRing = (.zero, .zero, .zero)
             recentReference = .zero
@@ -213,7 +215,7 @@ struct MisadjustmentMonitor {
         }
         if !isSuddenPending && recentCount >= suddenBlocks {
             isSuddenPending = judgeSudden(recentRing.0 + recentRing.1 + recentRing.2,
-                                          priorERLEDecibels: isTalkerHeardLong ? suddenPriorERLEUnderTalkerDecibels
+                                          priorERLEDecibels: isTalkerPullingFilter ? suddenPriorERLEUnderTalkerDecibels
                                                                                : suddenPriorERLEDecibels)
         }
         guard isSuddenPending && louderBlocks > leadBlocks else { return false }
