@@ -58,11 +58,6 @@ int voice_wait_readable(int fd, long long timeout_ns) {
 #include <sys/random.h>
 #include <sys/socket.h>
 
-int voice_enable_drop_count(int fd) {
-    int on = 1;
-    return setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on);
-}
-
 long voice_receive_datagram(int fd, void *buf, unsigned long capacity, void *from, unsigned int *from_length,
                             unsigned int *dropped) {
     struct iovec data = { .iov_base = buf, .iov_len = capacity };

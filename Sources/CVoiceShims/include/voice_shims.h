@@ -21,14 +21,11 @@ int voice_opus_decoder_get_last_packet_duration(OpusDecoder *st, int *samples);
    Returns ppoll's result: > 0 readable, 0 timed out, -1 with errno set. */
 int voice_wait_readable(int fd, long long timeout_ns);
 
-/* Asks the kernel to report, with every datagram received on the socket fd, how many datagrams it dropped on
-   that socket since it was opened (SO_RXQ_OVFL: a full receive buffer). Returns 0, or -1 with errno set. */
-int voice_enable_drop_count(int fd);
-
 /* Receives one datagram on fd into buf (capacity bytes; MSG_DONTWAIT), its sender into from (from_length in: its
    size, out: the address's), like recvfrom with MSG_TRUNC: returns the datagram's whole length, which may exceed
-   capacity, or -1 with errno set. Where the datagram carries the kernel's drop count (voice_enable_drop_count,
-   attached once it is above 0), stores it in dropped; leaves it alone otherwise. Does not allocate. */
+   capacity, or -1 with errno set. Where the datagram carries the kernel's count of the datagrams it dropped on
+   the socket since it was opened (SO_RXQ_OVFL set on the socket; attached once above 0), stores it in dropped;
+   leaves it alone otherwise. Does not allocate. */
 long voice_receive_datagram(int fd, void *buf, unsigned long capacity, void *from, unsigned int *from_length,
                             unsigned int *dropped);
 

@@ -53,18 +53,10 @@ public final class UDPSocket: @unchecked Sendable {
     public init(bindingTo address: SocketAddress, receiveBufferBytes: Int? = UDPSocket.callReceiveBufferBytes) throws(SocketError) {
         let descriptor = socket(address.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw .system(call: "socket", errno: errno) }
-        guard voice_enable_drop_count(descriptor) == 0 else {
-            let code = errno
-            close(descriptor)
-            throw .system(call: "setsockopt(SO_RXQ_OVFL)", errno: code)
-        }
+        try UDPSocket.setOption(SO_RXQ_OVFL, to: 1, on: descriptor, call: "setsockopt(SO_RXQ_OVFL)")
         if let receiveBufferBytes {
-            var requested = Int32(clamping: receiveBufferBytes)
-            guard setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &requested, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
-                let code = errno
-                close(descriptor)
-                throw .system(call: "setsockopt(SO_RCVBUF)", errno: code)
-            }
+            try UDPSocket.setOption(SO_RCVBUF, to: Int32(clamping: receiveBufferBytes), on: descriptor,
+                                    call: "setsockopt(SO_RCVBUF)")
         }
         let bound = address.withSockAddr { bind(descriptor, $0, $1) }
         guard bound == 0 else {
@@ -87,6 +79,17 @@ public final class UDPSocket: @unchecked Sendable {
         }
         self.descriptor = descriptor
         localAddress = local
+    }
+
+    /// Sets the socket-level option `option` of `descriptor` to `value`; on failure closes the descriptor and throws
+    /// the failure as `call`'s.
+    private static func setOption(_ option: Int32, to value: Int32, on descriptor: Int32,
+                                  call: StaticString) throws(SocketError) {
+        var value = value
+        guard setsockopt(descriptor, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<Int32>.size)) != 0 else { return }
+        let code = errno
+        close(descriptor)
+        throw .system(call: call, errno: code)
     }
 
     /// Resolves "HOST:PORT" and binds there, with `receiveBufferBytes` as in `init(bindingTo:receiveBufferBytes:)`.
