@@ -5,8 +5,9 @@ public struct EchoPipelineSettings: Sendable, Hashable {
     /// The echo tail the adaptive filter covers after bulk-delay alignment, in milliseconds.
     public var filterLengthMilliseconds: Double = 200
     /// The least echo tail it grows to, once, in a room that rings past `filterLengthMilliseconds` (`LongRoomWatch`; see
-    /// `reverberantRoomFilterLengthMilliseconds`); at most `filterLengthMilliseconds`: it does not grow. A filter this long from the start follows a drifting clock or a
-    /// moved path more slowly in the short rooms most calls are in (our q07, −200 ppm: DT STOI 0.930 → 0.877).
+    /// `reverberantRoomFilterLengthMilliseconds`); at most `filterLengthMilliseconds`: it does not grow. A filter this
+    /// long from the start follows a drifting clock or a moved path more slowly in the short rooms most calls are in
+    /// (our q07, −200 ppm: DT STOI 0.930 → 0.877).
     public var longRoomFilterLengthMilliseconds: Double = 260
     /// The longest echo tail it grows to in a room that rings past the filter: half the room's reverberation time (RT60,
     /// as `LongRoomWatch` reads it; the echo 30 dB down), at least `longRoomFilterLengthMilliseconds`. Past a 200 ms
@@ -498,8 +499,8 @@ public final class EchoPipeline: VoiceProcessor {
     /// settings' long-room length and at most their reverberant-room one. Grown past the long-room length while the far
     /// end plays alone, the filter leaves a leftover of another shape than the one the suppressor learned (the late tail
     /// it modelled past the old end now falls inside the filter, whose new taps start from zero), and the suppressor's
-    /// ratios start over from their pessimistic start: kept, the leftover passed for a talker in far-end single talk for seconds (our
-    /// reverberant r02: ERLE 32.6 dB, 38.6 so). Real-time safe.
+    /// ratios start over from their pessimistic start: kept, the leftover passed for a talker in far-end single talk for
+    /// seconds (our reverberant r02: ERLE 32.6 dB, 38.6 so). Real-time safe.
     private func growFilter() {
         isFilterGrown = true
         suppressor.isRoomRingingLong = true

@@ -52,9 +52,9 @@ import Glibc
 /// −5.1 dB, DT STOI 0.71). A path that moves while the far end plays on is found as before.
 ///
 /// Under a talker the suppressor's detector has heard for more than a second, or hears in a room that rings past the
-/// filter (told with each block: `isTalkerPullingFilter`), the filter must
-/// have taken `suddenPriorERLEUnderTalkerDecibels` off before: a talker 5-10 dB under the echo of a hall pulls the
-/// filter as a moved path does, while the error of the talker's quiet syllables leaves the "before" at 8 dB or a
+/// filter (told with each block: `isTalkerPullingFilter`), the filter must have taken
+/// `suddenPriorERLEUnderTalkerDecibels` off before: a talker 5-10 dB under the echo of a hall pulls the filter as a
+/// moved path does, while the error of the talker's quiet syllables leaves the "before" at 8 dB or a
 /// little more, and the error then passes every test (the public pump scene m03: reset 3.3 s into its double talk,
 /// the talker muted for 2.5 s after, −6.0 dB and DT STOI 0.61 over the double talk; our dt-change t09, 8.5 dB before).
 /// A "before" of 15 dB says there was hardly a talker under the echo: sustained music the detector hears as one, whose
@@ -128,8 +128,7 @@ struct MisadjustmentMonitor {
     /// One block of the filter's error, its echo estimate, the microphone's and the reference's power (summed over
     /// the block), and whether a talker the detector hears pulls the filter as a moved path does (one heard for more
     /// than a second, `LeakedEchoWatch.isTalkerHeardLong`, or any in a room that rings past the filter: `EchoPipeline`);
-    /// returns how the filter was found misadjusted when it should start over,
-    /// nil otherwise.
+    /// returns how the filter was found misadjusted when it should start over, nil otherwise.
     mutating func observe(error: UnsafeBufferPointer<Float>, estimate: UnsafeBufferPointer<Float>,
                           microphonePower: Float, referencePower: Float, farEndActive: Bool,
                           isTalkerPullingFilter: Bool) -> Finding? {
@@ -216,7 +215,7 @@ struct MisadjustmentMonitor {
         if !isSuddenPending && recentCount >= suddenBlocks {
             isSuddenPending = judgeSudden(recentRing.0 + recentRing.1 + recentRing.2,
                                           priorERLEDecibels: isTalkerPullingFilter ? suddenPriorERLEUnderTalkerDecibels
-                                                                               : suddenPriorERLEDecibels)
+                                                                                   : suddenPriorERLEDecibels)
         }
         guard isSuddenPending && louderBlocks > leadBlocks else { return false }
         isSuddenPending = false
