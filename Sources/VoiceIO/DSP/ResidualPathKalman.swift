@@ -117,7 +117,7 @@ final class ResidualPathKalman {
         let m = frameCount, n = laneBinCount
         cleanedReal.update(from: outputReal, count: n)
         cleanedImaginary.update(from: outputImaginary, count: n)
-        // Estimate Σⱼ H_j X_j, Pu* and q = uᵀPu*.
+        // The estimate Σⱼ H_j X_j comes off; the span's reference power is summed on the way.
         for k in stride(from: 0, to: n, by: 4) {
             store(BinLanes(), priorVariance, k)
             store(BinLanes(), referencePower, k)
@@ -137,8 +137,9 @@ final class ResidualPathKalman {
             let er = lanes(cleanedReal, k), ei = lanes(cleanedImaginary, k)
             store(smoothing * lanes(errorPower, k) + (1 - smoothing) * (er * er + ei * ei), errorPower, k)
         }
+        // Pu* and q = uᵀPu*, with u the reference's frames (newest first).
         for i in 0..<m {
-            let xi0 = frame(i)
+            let u = frame(i)
             for k in stride(from: 0, to: n, by: 4) {
                 var sr = BinLanes(), si = BinLanes()
                 let row = entry(k, i, 0)
@@ -151,7 +152,7 @@ final class ResidualPathKalman {
                 }
                 let g = gainEntry(k, i)
                 store(sr, gainReal + g, 0); store(si, gainImaginary + g, 0)
-                let ur = lanes(referenceReal + xi0, k), ui = lanes(referenceImaginary + xi0, k)
+                let ur = lanes(referenceReal + u, k), ui = lanes(referenceImaginary + u, k)
                 store(lanes(priorVariance, k) + ur * sr - ui * si, priorVariance, k)
             }
         }
