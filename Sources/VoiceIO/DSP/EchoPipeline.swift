@@ -517,6 +517,7 @@ public final class EchoPipeline: VoiceProcessor {
     /// misadjustment monitor's history), as when the filter starts over or takes its shadow's weights.
     /// Real-time safe.
     private func forgetFilteredPath(keepingReferenceCoupling: Bool = false) {
+        suppressor.forgetLeftoverPath()
         if keepingReferenceCoupling {
             // Kept for a talker heard long, the ratios to the reference measured the old filter's small leftover, not
             // the new one's whole echo, which the reference bounds for a while (`ResidualEchoSuppressor`).

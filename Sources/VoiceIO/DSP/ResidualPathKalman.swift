@@ -1,0 +1,199 @@
+/// A second linear stage in the residual echo suppressor's short-time spectrum: per bin, a Kalman filter over the
+/// reference's last `frameCount` frames (a convolutive transfer function, with the full covariance between the frames)
+/// that learns and cancels the echo the block filter (`BlockAdaptiveFilter`) left.
+///
+/// The block filter's normalised steps share one rate between its partitions, and a speech reference's partitions are
+/// correlated: after a path moves it re-learns a room at a few dB a second, a hall slower still, and under a talker as
+/// loud as the echo its leftover stays 8-10 dB under the echo for seconds (our dt-change scenes). The covariance
+/// between the reference's frames lets each bin's filter take what a new frame adds however correlated it is: a model
+/// of our hall scene w01's echo alone re-learned 14.7 dB over 0.9-1.4 s after its path moved, against 5.7 dB for a
+/// normalised gradient of the same span. Its observation noise is the error's own recent power, so a talker slows it
+/// as it should, without a detector.
+///
+/// The model per bin k and frame t: E_k(t) = Σⱼ H_{k,j} X_k(t − j) + noise, H a random walk that leaks toward zero
+/// (`leak` per frame, process noise (1 − leak²)·mean |H|²), so that a leftover the block filter has learned since
+/// fades from it. With P the covariance of H and u the reference's last frames at bin k: the prior error variance is
+/// q = uᵀPu*, the gain g = Pu* / (q + ψ), ψ the error's smoothed power, then H += g·e and P −= g·(Pu*)ᴴ.
+/// Bins the reference left silent over the whole span keep their H and P.
+///
+/// Spectra come split (real, imaginary) with `laneBinCount` bins; every loop runs on four bins at a time
+/// (`BinLanes`). `init` allocates; the rest is real-time safe (no allocation, no locks).
+final class ResidualPathKalman {
+    let laneBinCount: Int
+    /// The reference frames each bin's filter spans.
+    let frameCount: Int
+    /// Whether the filter is at its start (`reset`) and has learned nothing since: it cancels nothing.
+    private(set) var isReset = true
+
+    // Reference spectra, a ring of `frameCount` frames (frame-major, bins contiguous).
+    private let referenceReal: UnsafeMutablePointer<Float>
+    private let referenceImaginary: UnsafeMutablePointer<Float>
+    private var newest = 0
+    // H per frame, bins contiguous. P and Pu* per group of four bins (`entry`, `gainEntry`): a bin group's whole
+    // covariance is contiguous, which the per-bin updates walk.
+    private let weightReal: UnsafeMutablePointer<Float>
+    private let weightImaginary: UnsafeMutablePointer<Float>
+    private let covarianceReal: UnsafeMutablePointer<Float>
+    private let covarianceImaginary: UnsafeMutablePointer<Float>
+    /// The output spectrum with the estimate taken off (`cancel`), `laneBinCount` bins each.
+    let cleanedReal: UnsafeMutablePointer<Float>
+    let cleanedImaginary: UnsafeMutablePointer<Float>
+    // Pu* per frame (per group of four bins, `gainEntry`); per bin the prior error variance q, the error's smoothed
+    // power ψ and the reference's power over the span.
+    private let gainReal: UnsafeMutablePointer<Float>
+    private let gainImaginary: UnsafeMutablePointer<Float>
+    private let priorVariance: UnsafeMutablePointer<Float>
+    private let errorPower: UnsafeMutablePointer<Float>
+    private let referencePower: UnsafeMutablePointer<Float>
+
+    /// H's prior variance at the start: the leftover's path at −20 dB of the reference's.
+    private static var initialVariance: Float { 0.01 }
+    /// H's leak per frame toward zero.
+    private let leak: Float
+    /// The error's power smoothing per frame (ψ).
+    private static var errorSmoothing: Float { 0.5 }
+
+    /// Not real-time safe (allocates).
+    init(laneBinCount: Int, frameCount: Int, leak: Float) {
+        self.laneBinCount = laneBinCount
+        self.frameCount = frameCount
+        self.leak = leak
+        let spectra = frameCount * laneBinCount, covariance = frameCount * frameCount * laneBinCount
+        referenceReal = .zeroed(spectra); referenceImaginary = .zeroed(spectra)
+        weightReal = .zeroed(spectra); weightImaginary = .zeroed(spectra)
+        covarianceReal = .zeroed(covariance); covarianceImaginary = .zeroed(covariance)
+        gainReal = .zeroed(spectra); gainImaginary = .zeroed(spectra)
+        cleanedReal = .zeroed(laneBinCount); cleanedImaginary = .zeroed(laneBinCount)
+        priorVariance = .zeroed(laneBinCount)
+        errorPower = .zeroed(laneBinCount)
+        referencePower = .zeroed(laneBinCount)
+        reset()
+    }
+
+    deinit {
+        for pointer in [referenceReal, referenceImaginary, weightReal, weightImaginary, covarianceReal,
+                        covarianceImaginary, gainReal, gainImaginary, cleanedReal, cleanedImaginary, priorVariance,
+                        errorPower, referencePower] {
+            pointer.deallocate()
+        }
+    }
+
+    /// Forgets the leftover's path (H to zero, P to its prior); the reference's frames stay. Real-time safe.
+    func reset() {
+        let spectra = frameCount * laneBinCount
+        weightReal.update(repeating: 0, count: spectra)
+        weightImaginary.update(repeating: 0, count: spectra)
+        covarianceReal.update(repeating: 0, count: frameCount * spectra)
+        covarianceImaginary.update(repeating: 0, count: frameCount * spectra)
+        for k in stride(from: 0, to: laneBinCount, by: 4) {
+            for i in 0..<frameCount {
+                store(BinLanes(repeating: Self.initialVariance), covarianceReal + entry(k, i, i), 0)
+            }
+        }
+        isReset = true
+    }
+
+    /// Where P's entry (i, j) of bins k … k + 3 starts (k a multiple of 4).
+    @inline(__always) private func entry(_ k: Int, _ i: Int, _ j: Int) -> Int {
+        (((k &>> 2) &* frameCount &+ i) &* frameCount &+ j) &<< 2
+    }
+
+    /// Where Pu*'s entry i of bins k … k + 3 starts.
+    @inline(__always) private func gainEntry(_ k: Int, _ i: Int) -> Int { ((k &>> 2) &* frameCount &+ i) &<< 2 }
+
+    @inline(__always) private func frame(_ age: Int) -> Int { (newest - age + frameCount) % frameCount * laneBinCount }
+
+    /// Takes this frame's reference spectrum. Real-time safe.
+    func add(referenceReal real: UnsafeMutablePointer<Float>,
+             referenceImaginary imaginary: UnsafeMutablePointer<Float>) {
+        newest = (newest + 1) % frameCount
+        (referenceReal + newest * laneBinCount).update(from: real, count: laneBinCount)
+        (referenceImaginary + newest * laneBinCount).update(from: imaginary, count: laneBinCount)
+    }
+
+    /// Takes the estimate off the output spectrum (into `cleanedReal`, `cleanedImaginary`) and learns from what is
+    /// left. Real-time safe.
+    func cancel(outputReal: UnsafeMutablePointer<Float>, outputImaginary: UnsafeMutablePointer<Float>) {
+        let m = frameCount, n = laneBinCount
+        cleanedReal.update(from: outputReal, count: n)
+        cleanedImaginary.update(from: outputImaginary, count: n)
+        // The estimate Σⱼ H_j X_j comes off; the span's reference power is summed on the way.
+        for k in stride(from: 0, to: n, by: 4) {
+            store(BinLanes(), priorVariance, k)
+            store(BinLanes(), referencePower, k)
+        }
+        for j in 0..<m {
+            let x = frame(j), w = j * n
+            for k in stride(from: 0, to: n, by: 4) {
+                let xr = lanes(referenceReal + x, k), xi = lanes(referenceImaginary + x, k)
+                let hr = lanes(weightReal + w, k), hi = lanes(weightImaginary + w, k)
+                store(lanes(cleanedReal, k) - (hr * xr - hi * xi), cleanedReal, k)
+                store(lanes(cleanedImaginary, k) - (hr * xi + hi * xr), cleanedImaginary, k)
+                store(lanes(referencePower, k) + xr * xr + xi * xi, referencePower, k)
+            }
+        }
+        let smoothing = BinLanes(repeating: Self.errorSmoothing)
+        for k in stride(from: 0, to: n, by: 4) {
+            let er = lanes(cleanedReal, k), ei = lanes(cleanedImaginary, k)
+            store(smoothing * lanes(errorPower, k) + (1 - smoothing) * (er * er + ei * ei), errorPower, k)
+        }
+        // Pu* and q = uᵀPu*, with u the reference's frames (newest first).
+        for i in 0..<m {
+            let u = frame(i)
+            for k in stride(from: 0, to: n, by: 4) {
+                var sr = BinLanes(), si = BinLanes()
+                let row = entry(k, i, 0)
+                for j in 0..<m {
+                    let p = row &+ j &<< 2, x = frame(j)
+                    let pr = lanes(covarianceReal + p, 0), pi = lanes(covarianceImaginary + p, 0)
+                    let xr = lanes(referenceReal + x, k), xi = lanes(referenceImaginary + x, k)
+                    sr += pr * xr + pi * xi
+                    si += pi * xr - pr * xi
+                }
+                let g = gainEntry(k, i)
+                store(sr, gainReal + g, 0); store(si, gainImaginary + g, 0)
+                let ur = lanes(referenceReal + u, k), ui = lanes(referenceImaginary + u, k)
+                store(lanes(priorVariance, k) + ur * sr - ui * si, priorVariance, k)
+            }
+        }
+        isReset = false
+        // H += g·e with g = Pu*/(q + ψ); P −= (Pu*)(Pu*)ᴴ/(q + ψ); then the walk: H leaks, P takes the process
+        // noise.
+        let walk = BinLanes(repeating: (1 - leak * leak) / Float(m)), leakAll = BinLanes(repeating: leak)
+        for k in stride(from: 0, to: n, by: 4) {
+            // Bins the reference left silent over the whole span learn nothing and keep what they had.
+            let active = lanes(referencePower, k) .> 1e-20
+            let inverse = (1 / (lanes(priorVariance, k) + lanes(errorPower, k) + 1e-30))
+                .replacing(with: 0, where: .!active)
+            let leakLanes = leakAll.replacing(with: 1, where: .!active)
+            let er = lanes(cleanedReal, k), ei = lanes(cleanedImaginary, k)
+            var weightPower = BinLanes()
+            for i in 0..<m {
+                let g = gainEntry(k, i), w = i * n
+                let gr = lanes(gainReal + g, 0), gi = lanes(gainImaginary + g, 0)
+                for j in i..<m {
+                    let h = gainEntry(k, j), p = entry(k, i, j)
+                    let hr = lanes(gainReal + h, 0), hi = lanes(gainImaginary + h, 0)
+                    let dr = (gr * hr + gi * hi) * inverse, di = (gi * hr - gr * hi) * inverse
+                    store(lanes(covarianceReal + p, 0) - dr, covarianceReal + p, 0)
+                    store(lanes(covarianceImaginary + p, 0) - di, covarianceImaginary + p, 0)
+                    if j != i {
+                        let q = entry(k, j, i)
+                        store(lanes(covarianceReal + q, 0) - dr, covarianceReal + q, 0)
+                        store(lanes(covarianceImaginary + q, 0) + di, covarianceImaginary + q, 0)
+                    }
+                }
+                let kr = gr * inverse, ki = gi * inverse
+                let hr = leakLanes * (lanes(weightReal + w, k) + kr * er - ki * ei)
+                let hi = leakLanes * (lanes(weightImaginary + w, k) + kr * ei + ki * er)
+                store(hr, weightReal + w, k); store(hi, weightImaginary + w, k)
+                weightPower += hr * hr + hi * hi
+            }
+            let noise = (walk * weightPower).replacing(with: 0, where: .!active)
+            for i in 0..<m {
+                let p = entry(k, i, i)
+                store(lanes(covarianceReal + p, 0) + noise, covarianceReal + p, 0)
+            }
+        }
+    }
+}
