@@ -53,15 +53,27 @@ public final class UDPSocket: @unchecked Sendable {
     public init(bindingTo address: SocketAddress, receiveBufferBytes: Int? = UDPSocket.callReceiveBufferBytes) throws(SocketError) {
         let descriptor = socket(address.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw .system(call: "socket", errno: errno) }
-        try UDPSocket.setOption(SO_RXQ_OVFL, to: 1, on: descriptor, call: "setsockopt(SO_RXQ_OVFL)")
-        if let receiveBufferBytes {
-            try UDPSocket.setOption(SO_RCVBUF, to: Int32(clamping: receiveBufferBytes), on: descriptor,
-                                    call: "setsockopt(SO_RCVBUF)")
-        }
-        let bound = address.withSockAddr { bind(descriptor, $0, $1) }
-        guard bound == 0 else {
-            let code = errno
+        do {
+            localAddress = try UDPSocket.configure(descriptor, bindingTo: address,
+                                                   receiveBufferBytes: receiveBufferBytes)
+        } catch {
             close(descriptor)
+            throw error
+        }
+        self.descriptor = descriptor
+    }
+
+    /// Sets `descriptor`'s options, binds it to `address` and returns the address bound. Leaves the descriptor to
+    /// the caller, open, whether it succeeds or throws.
+    private static func configure(_ descriptor: Int32, bindingTo address: SocketAddress,
+                                  receiveBufferBytes: Int?) throws(SocketError) -> SocketAddress {
+        try setOption(SO_RXQ_OVFL, to: 1, on: descriptor, call: "setsockopt(SO_RXQ_OVFL)")
+        if let receiveBufferBytes {
+            try setOption(SO_RCVBUF, to: Int32(clamping: receiveBufferBytes), on: descriptor,
+                          call: "setsockopt(SO_RCVBUF)")
+        }
+        guard address.withSockAddr({ bind(descriptor, $0, $1) }) == 0 else {
+            let code = errno
             throw code == EADDRINUSE ? .addressInUse(address) : .system(call: "bind", errno: code)
         }
         var storage = sockaddr_storage()
@@ -72,24 +84,16 @@ public final class UDPSocket: @unchecked Sendable {
                 return SocketAddress(pointer, length: length)
             }
         }
-        guard let local else {
-            let code = errno
-            close(descriptor)
-            throw .system(call: "getsockname", errno: code)
-        }
-        self.descriptor = descriptor
-        localAddress = local
+        guard let local else { throw .system(call: "getsockname", errno: errno) }
+        return local
     }
 
-    /// Sets the socket-level option `option` of `descriptor` to `value`; on failure closes the descriptor and throws
-    /// the failure as `call`'s.
+    /// Sets the socket-level option `option` of `descriptor` to `value`; a failure is thrown as `call`'s.
     private static func setOption(_ option: Int32, to value: Int32, on descriptor: Int32,
                                   call: StaticString) throws(SocketError) {
         var value = value
         guard setsockopt(descriptor, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<Int32>.size)) != 0 else { return }
-        let code = errno
-        close(descriptor)
-        throw .system(call: call, errno: code)
+        throw .system(call: call, errno: errno)
     }
 
     /// Resolves "HOST:PORT" and binds there, with `receiveBufferBytes` as in `init(bindingTo:receiveBufferBytes:)`.
