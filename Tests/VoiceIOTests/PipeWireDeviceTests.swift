@@ -153,6 +153,36 @@ struct PipeWireDeviceTests {
         #expect(abs(after - before) <= run.given.periodFrames, "the delay grew from \(before) to \(after) frames")
     }
 
+    /// The data thread is held up once mid-run (a 25 ms sleep in one cycle, as a machine that is busy for a moment
+    /// holds it): the graph plays silence for what the cycle did not deliver in time, the playback callback counts it
+    /// as an underrun, and the capture of that time comes late. The round trip of a tone played after it is the
+    /// one before, to the frame: the echo stays where the canceller learned it.
+    @Test func anUnderrunKeepsTheRoundTrip() throws {
+        guard let loopback = PipeWireLoopback.require(#function) else { return }
+        let rate = Self.sampleRate
+        let probe = ToneBurstProbe(sampleRate: rate, burstStarts: [rate / 2, 5 * rate / 2], burstFrames: rate / 4,
+                                   capacityFrames: 7 * rate / 2)
+        let device = Self.device(loopback)
+        let given = try device.open(requested: .request(sampleRate: rate))
+        let holdUp = Atomic<Bool>(false)
+        try device.start { capture, playback in
+            if holdUp.exchange(false, ordering: .relaxed) { usleep(25_000) }
+            probe.cycle(capture, playback)
+        }
+        _ = ALSATestSupport.wait(upToSeconds: 5) { probe.cycleFrames >= 3 * rate / 2 }
+        holdUp.store(true, ordering: .relaxed)
+        let filled = ALSATestSupport.wait(upToSeconds: 15) { probe.captured.isFull }
+        let statistics = device.statistics
+        device.stop()
+        try #require(filled)
+        let delays = probe.roundTripFrames()
+        print("pipewire underrun: round trips before and after \(delays) frames; underruns \(statistics.underrunCount), dropped capture \(statistics.droppedCaptureFrameCount), periods of \(given.periodFrames) frames")
+        let before = try #require(delays[0], "the first burst never came back")
+        let after = try #require(delays[1], "the burst after the underrun never came back")
+        #expect(statistics.underrunCount >= 1, "the hold-up caused no underrun")
+        #expect(abs(after - before) <= 2, "the round trip moved from \(before) to \(after) frames")
+    }
+
     @Test func aTargetThatIsNotThereIsATypedError() throws {
         guard let loopback = PipeWireLoopback.require(#function) else { return }
         let device = PipeWireDevice(server: loopback.server, target: "no_such_sink")
