@@ -12,7 +12,8 @@ import Glibc
 /// adapted filter has lost the path (`restartedFromShadow`), and its echo estimate tells the start-up rate how loud
 /// the echo is (a hot microphone's, louder than the reference); and the reference is shaped by the loudspeaker's
 /// saturation, learned while the far end plays alone (`LoudspeakerSaturation`), before any of the three filters
-/// sees it.
+/// sees it. A restart can keep the path learned aside (`resetKeepingPreviousPath`), to take it back moved in time when
+/// the echo came back whole but later or sooner (`EchoShiftFinder`).
 ///
 /// Samples are in Int16 units (full scale 32768) as Float. The transform (`MixedRadixRealFFT`) spans two blocks;
 /// each partition keeps `frameCount` taps. The filter can grow up to its longest length (`extend(toPartitions:)`), for a
@@ -70,6 +71,10 @@ final class BlockAdaptiveFilter {
     /// The start-up profile of `partitionWeight` (about ten times more step for the first partition than the last).
     private let shadowPartitionWeight: UnsafeMutablePointer<Float>
     private let weightSnapshot: UnsafeMutablePointer<Float>      // longestPartitionCount × 2 × laneBinCount
+    private let shiftTaps: UnsafeMutablePointer<Float>           // longestPartitionCount × frameCount (`shiftPath`)
+    private let previousPath: UnsafeMutablePointer<Float>        // longestPartitionCount × 2 × laneBinCount
+    private let previousReferenceSpectra: UnsafeMutablePointer<Float> // laid out as `referenceSpectra`
+    private let previousPathEcho: UnsafeMutablePointer<Float>    // frameCount
     private var shadowErrorSmoothed: Float = 0, foregroundErrorSmoothed: Float = 0, nearSmoothed: Float = 0
     private var shadowWinningBlocks = 0
     /// Finds a path that moved where the shadow has not won by its margin (see `judgeShadow`).
@@ -182,6 +187,10 @@ final class BlockAdaptiveFilter {
         shadowStepPerBin = .zeroed(laneBinCount)
         shadowPartitionWeight = .zeroed(longest)
         weightSnapshot = .zeroed(longest * spectrum)
+        shiftTaps = .zeroed(longest * frameCount)
+        previousPath = .zeroed(longest * spectrum)
+        previousReferenceSpectra = .zeroed((longest + 1) * spectrum)
+        previousPathEcho = .zeroed(frameCount)
         for i in 0..<(2 * frameCount) {
             crossfade[i] = Float(0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(2 * frameCount)))
         }
@@ -213,10 +222,44 @@ final class BlockAdaptiveFilter {
         for pointer in [referenceWindow, nearBlock, foregroundEcho, backgroundEcho, scratch, errorWindow,
                         trustedMicrophone, referenceSpectra, background, foreground, accumulator, errorSpectrum,
                         partitionWeight, crossfade, shadow, shadowEcho, shadowErrorWindow, shadowErrorSpectrum,
-                        shadowStepPerBin, shadowPartitionWeight, weightSnapshot, derivativeWindow, derivativeSpectra,
-                        derivativeEcho] {
+                        shadowStepPerBin, shadowPartitionWeight, weightSnapshot, shiftTaps, previousPath,
+                        previousReferenceSpectra, previousPathEcho, derivativeWindow, derivativeSpectra, derivativeEcho] {
             pointer.deallocate()
         }
+    }
+
+    /// Keeps the path learned as the previous one (`previousPathEstimate`, `adoptPreviousPath`), and the reference's
+    /// history before this block, which its estimate reads on; then forgets the path (`reset`). Real-time safe.
+    func resetKeepingPreviousPath() {
+        let spectrumFloats = 2 * laneBinCount, ring = longestPartitionCount + 1
+        previousPath.update(from: foreground, count: longestPartitionCount * spectrumFloats)
+        // Laid out as `reset` leaves the ring: the spectrum before this block's at 0, older ones back from there.
+        for age in 1..<ring {
+            spectrum(previousReferenceSpectra, (ring + 1 - age) % ring)
+                .update(from: referenceSpectrum(age: age), count: spectrumFloats)
+        }
+        reset()
+    }
+
+    /// The previous path's (`resetKeepingPreviousPath`) echo estimate of the last block processed, and the microphone
+    /// the filter saw there, both pre-emphasised, `frameCount` frames each. Call it after every block from the reset
+    /// on, for its reference history to stay whole. Real-time safe.
+    func previousPathEstimate() -> (estimate: UnsafeBufferPointer<Float>, microphone: UnsafeBufferPointer<Float>) {
+        spectrum(age: 0, in: previousReferenceSpectra).update(from: referenceSpectrum(age: 0), count: 2 * laneBinCount)
+        filter(previousPath, echo: previousPathEcho, ring: previousReferenceSpectra)
+        return (UnsafeBufferPointer(start: previousPathEcho, count: frameCount),
+                UnsafeBufferPointer(start: nearBlock, count: frameCount))
+    }
+
+    /// Takes the previous path back, moved `frames` later (earlier when negative; `shiftPath`), into all three weight
+    /// sets. Real-time safe.
+    func adoptPreviousPath(shiftedBy frames: Int) {
+        let count = longestPartitionCount * 2 * laneBinCount
+        foreground.update(from: previousPath, count: count)
+        background.update(from: previousPath, count: count)
+        shadow.update(from: previousPath, count: count)
+        shiftPath(byFrames: frames)
+        forgetPathComparison()
     }
 
     /// Forgets the echo path (all but the per-partition step weights). Real-time safe.
@@ -670,6 +713,36 @@ final class BlockAdaptiveFilter {
         for j in 0..<partitionCount {
             inverse(spectrum(background, j), into: scratch)
             for i in 0..<frameCount { taps[j * frameCount + i] = scratch[i] / inverseScale }
+        }
+    }
+
+    /// Moves the learned path `frames` later in time (earlier when negative), in all three weight sets: an echo that
+    /// comes back the same but that much later or sooner (an audio server's xrun) is cancelled at once. Taps moved past
+    /// either end are lost, and every partition leaves constrained.
+    private func shiftPath(byFrames frames: Int) {
+        guard frames != 0, abs(frames) < partitionCount * frameCount else { return }
+        shift(foreground, byFrames: frames)
+        shift(background, byFrames: frames)
+        shift(shadow, byFrames: frames)
+    }
+
+    private func shift(_ weights: UnsafeMutablePointer<Float>, byFrames frames: Int) {
+        let span = partitionCount * frameCount, size = MemoryLayout<Float>.stride
+        for j in 0..<partitionCount {
+            inverse(spectrum(weights, j), into: scratch)
+            (shiftTaps + j * frameCount).update(from: scratch, count: frameCount)
+        }
+        if frames > 0 {
+            memmove(shiftTaps + frames, shiftTaps, (span - frames) * size)
+            shiftTaps.update(repeating: 0, count: frames)
+        } else {
+            memmove(shiftTaps, shiftTaps - frames, (span + frames) * size)
+            (shiftTaps + span + frames).update(repeating: 0, count: -frames)
+        }
+        for j in 0..<partitionCount {
+            scratch.update(from: shiftTaps + j * frameCount, count: frameCount)
+            (scratch + frameCount).update(repeating: 0, count: windowFrameCount - frameCount)
+            forward(scratch, into: spectrum(weights, j))
         }
     }
 

@@ -152,4 +152,17 @@ public final class EchoCanceller {
 
     /// Forgets the learned echo path. Real-time safe.
     public func reset() { filter.reset() }
+
+    /// Keeps the path learned as the previous one, then forgets it as `reset` does, but not the reference's history
+    /// (`BlockAdaptiveFilter.resetKeepingPreviousPath`). Real-time safe.
+    func resetKeepingPreviousPath() { filter.resetKeepingPreviousPath() }
+
+    /// The previous path's echo estimate of the last block, and the microphone the filter saw, pre-emphasised
+    /// (`BlockAdaptiveFilter.previousPathEstimate`). Real-time safe.
+    func previousPathEstimate() -> (estimate: UnsafeBufferPointer<Float>, microphone: UnsafeBufferPointer<Float>) {
+        filter.previousPathEstimate()
+    }
+
+    /// Takes the previous path back, moved `frames` later (earlier when negative). Real-time safe.
+    func adoptPreviousPath(shiftedBy frames: Int) { filter.adoptPreviousPath(shiftedBy: frames) }
 }

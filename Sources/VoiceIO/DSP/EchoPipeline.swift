@@ -162,6 +162,13 @@ public final class EchoPipeline: VoiceProcessor {
     /// Times the linear filter was found misadjusted (its error correlated with its own echo estimate, as after
     /// an echo-path change) and started over.
     public private(set) var divergenceResetCount = 0
+    /// Times the echo came back as the filter had it, only later or sooner (`EchoShiftFinder`), and the filter's path
+    /// moved with it instead of starting over.
+    public private(set) var pathShiftCount = 0
+    private let shiftFinder: EchoShiftFinder
+    /// Whether the filter started over (`.sudden`) and the finder compares the previous path's estimate with the
+    /// microphone until its window is full.
+    private var isCheckingShift = false
     /// Blocks since the linear filter last started over (`forgetFilteredPath`: a divergence reset, a restart from its
     /// shadow, `reset`).
     private var blocksSinceFilterRestart = Int.max / 2
@@ -226,6 +233,7 @@ public final class EchoPipeline: VoiceProcessor {
         echoPresence = EchoPresence(rate: blockRate)
         explained = ExplainedShare(rate: blockRate)
         leakedEcho = LeakedEchoWatch(rate: blockRate)
+        shiftFinder = EchoShiftFinder(sampleRate: sampleRate)
         unheardTalker = UnheardTalkerWatch(rate: blockRate)
         settledFilterBlocks = blockRate.blocks(seconds: Self.settledFilterSeconds)
         echoTailBlockCount = Int((settings.filterLengthMilliseconds * Double(sampleRate) / 1000 / Double(blockFrameCount)).rounded(.up))
@@ -301,6 +309,7 @@ public final class EchoPipeline: VoiceProcessor {
         canceller.isTalkerHeardLong = leakedEcho.isTalkerHeardLong
         var (errorPower, filteredMicrophonePower) = cancel(input, microphone: microphoneBase, reference: referenceBase,
                                                             output: cancelledBase)
+        if isCheckingShift { checkShift() }
         if canceller.restartedFromShadow {
             // The path changed under the filter, which took its shadow's weights: what the suppressor took for a
             // near talker since then was the new echo. Its ratios to the reference stay under a talker heard for a
@@ -323,11 +332,15 @@ public final class EchoPipeline: VoiceProcessor {
             // The path moved under a filter that was cancelling well, a few blocks ago: what the suppressor's
             // detector took for a near talker since then was the new echo. The block that gave the change away
             // goes through the fresh filter too, so the suppressor, back at its pessimistic start, takes it for echo.
+            // The path the filter had is kept a while, in case the echo came back whole, only later or sooner
+            // (`checkShift`).
             divergenceResetCount += 1
-            reset()
+            reset(keepingPreviousPath: true)
             suppressor.forgetNearEnd()
             (errorPower, filteredMicrophonePower) = cancel(input, microphone: microphoneBase, reference: referenceBase,
                                                            output: cancelledBase)
+            isCheckingShift = true
+            checkShift()
         case .sustained:
             divergenceResetCount += 1
             reset()
@@ -475,7 +488,9 @@ public final class EchoPipeline: VoiceProcessor {
     /// Forgets the echo path (the linear filter and what the suppressor learned about its leftovers; what it learned
     /// against the reference stays, with a margin, when the filter had found no echo or a near talker is heard).
     /// Real-time safe.
-    public func reset() {
+    public func reset() { reset(keepingPreviousPath: false) }
+
+    private func reset(keepingPreviousPath: Bool) {
         // A filter that found no echo and took next to nothing off left the whole echo to the suppressor, whose
         // ratios to the reference measured it: they are kept. A headset's talker, who pulled a filter that could
         // find no echo, was otherwise taken for echo from the pessimistic start on, and taught the ratios so.
@@ -489,10 +504,25 @@ public final class EchoPipeline: VoiceProcessor {
         // learned it (our `changes` scene c03, the path moved and 6 dB louder: 20 dB 1.5 s after the change, 1.0 s
         // now).
         let keepsReferenceCoupling = isNoEchoFound || leakedEcho.isTalkerHeardLong
-        canceller.reset()
+        if keepingPreviousPath { canceller.resetKeepingPreviousPath() } else { canceller.reset() }
         notch.reset()
         clipDistortion.reset()
         forgetFilteredPath(keepingReferenceCoupling: keepsReferenceCoupling)
+    }
+
+    /// Gives the finder the previous path's estimate of this block; once its window is full, takes the previous path
+    /// back, moved, if the echo came back as it had it, only later or sooner. What was learned of the restarted
+    /// filter's leftovers goes with it. Real-time safe.
+    private func checkShift() {
+        let (estimate, microphone) = canceller.previousPathEstimate()
+        shiftFinder.add(estimate: estimate, microphone: microphone)
+        guard shiftFinder.isFull else { return }
+        let frames = shiftFinder.findShift()
+        isCheckingShift = false
+        guard let frames else { return }
+        pathShiftCount += 1
+        canceller.adoptPreviousPath(shiftedBy: frames)
+        forgetFilteredPath(keepingReferenceCoupling: true)
     }
 
     /// Grows the filter for a room found to ring past it (`LongRoomWatch`): to half its reverberation time, at least the
@@ -526,6 +556,8 @@ public final class EchoPipeline: VoiceProcessor {
             suppressor.forgetEchoCoupling()
         }
         misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks)
+        shiftFinder.restart()
+        isCheckingShift = false
         unheardTalker.restart()
         slide.restart()
         onset.restart()

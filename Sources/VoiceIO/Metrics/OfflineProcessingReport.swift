@@ -19,6 +19,9 @@ public struct OfflineProcessingReport: Sendable, Hashable, Codable {
     public var doubleTalkFraction: Double
     public var realignments: Int
     public var divergenceResets: Int
+    /// Times the echo came back as the filter had it, only later or sooner, and the filter's path moved with it
+    /// (`OfflineVoiceProcessor.pathShiftCount`).
+    public var pathShifts: Int
     /// The echo tail the linear filter covered at the end, in milliseconds (grown in a room that rings past it).
     public var echoFilterMilliseconds: Double
     /// Whether the echo canceller had found no echo to cancel at the end (`OfflineVoiceProcessor.isNoEchoFound`).
@@ -33,6 +36,7 @@ public struct OfflineProcessingReport: Sendable, Hashable, Codable {
         case voiceRate = "voice_rate", deviceRate = "device_rate", frames, bypass, agc, ns, erleDB = "erle_db", erle
         case delayMilliseconds = "delay_ms", delayEstimated = "delay_estimated", driftPPM = "drift_ppm"
         case doubleTalkFraction = "double_talk_fraction", realignments, divergenceResets = "divergence_resets"
+        case pathShifts = "path_shifts"
         case echoFilterMilliseconds = "echo_filter_ms"
         case noEchoFound = "no_echo_found"
         case loudspeakerKneeDBFS = "loudspeaker_knee_dbfs", cpuSeconds = "cpu_seconds", trace
@@ -54,6 +58,7 @@ public struct OfflineProcessingReport: Sendable, Hashable, Codable {
         doubleTalkFraction = processor.doubleTalkFraction
         realignments = processor.realignmentCount
         divergenceResets = processor.divergenceResetCount
+        pathShifts = processor.pathShiftCount
         echoFilterMilliseconds = processor.echoFilterMilliseconds
         noEchoFound = processor.isNoEchoFound
         loudspeakerKneeDBFS = processor.loudspeakerKneeDBFS

@@ -73,6 +73,9 @@ public final class OfflineVoiceProcessor {
     public var echoFilterMilliseconds: Double { chain.pipeline.echoFilterMilliseconds }
     /// Times the linear filter was found misadjusted (echo-path change) and started over.
     public var divergenceResetCount: Int { chain.pipeline.divergenceResetCount }
+    /// Times the echo came back as the linear filter had it, only later or sooner (an audio server's xrun), and the
+    /// filter's path moved with it instead of starting over (`EchoShiftFinder`).
+    public var pathShiftCount: Int { chain.pipeline.pathShiftCount }
     /// Whether the echo canceller found no echo to cancel (`EchoPipeline.isNoEchoFound`): a headset's microphone.
     public var isNoEchoFound: Bool { chain.pipeline.isNoEchoFound }
     /// What the engine knew over the last run, one point per `traceIntervalSeconds`.
