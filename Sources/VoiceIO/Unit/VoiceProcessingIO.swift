@@ -364,5 +364,7 @@ public final class VoiceProcessingIO: @unchecked Sendable {
         }
         store.otherAudioUnderrunCount.store(playbackChain.otherAudioUnderrunCount, ordering: .relaxed)
         store.periodCount.add(1, ordering: .relaxed)
+        store.echoFilterRestartCount.store(captureChain.pipeline.divergenceResetCount, ordering: .relaxed)
+        store.echoPathShiftCount.store(captureChain.pipeline.pathShiftCount, ordering: .relaxed)
     }
 }

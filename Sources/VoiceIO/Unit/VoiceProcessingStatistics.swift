@@ -42,6 +42,11 @@ public struct VoiceProcessingStatistics: Sendable, Equatable, Codable {
     public var isDucking: Bool { duckingGainDB < -0.01 }
     /// Device overruns and underruns.
     public var deviceXrunCount: Int
+    /// Times the echo canceller's linear filter found its path gone and started over (an echo path that changed).
+    public var echoFilterRestartCount: Int
+    /// Times the echo came back as the filter had it, only a little later or sooner (as after an audio server's
+    /// xrun), and the filter's path, kept aside at a restart, came back moved (`EchoShiftFinder`).
+    public var echoPathShiftCount: Int
     /// Processed frames dropped because the app did not read them in time.
     public var inputOverflowFrameCount: Int
     /// Periods in which queued other audio ran out while some was still expected.
@@ -66,6 +71,8 @@ final class StatisticsStore: Sendable {
     let microphoneClippedFrameCount = Atomic<Int>(0)
     let otherAudioUnderrunCount = Atomic<Int>(0)
     let periodCount = Atomic<Int>(0)
+    let echoFilterRestartCount = Atomic<Int>(0)
+    let echoPathShiftCount = Atomic<Int>(0)
 
     static func store(_ level: Level, rms: borrowing AtomicFloat, peak: borrowing AtomicFloat) {
         rms.store(level.rmsDBFS)
@@ -85,6 +92,8 @@ final class StatisticsStore: Sendable {
             microphoneClippedFrameCount: microphoneClippedFrameCount.load(ordering: .relaxed),
             agcGainDB: agcGainDB.load(), duckingGainDB: duckingGainDB.load(),
             deviceXrunCount: timing.xrunCount,
+            echoFilterRestartCount: echoFilterRestartCount.load(ordering: .relaxed),
+            echoPathShiftCount: echoPathShiftCount.load(ordering: .relaxed),
             inputOverflowFrameCount: inputOverflowFrameCount.load(ordering: .relaxed),
             otherAudioUnderrunCount: otherAudioUnderrunCount.load(ordering: .relaxed),
             periodCount: periodCount.load(ordering: .relaxed))

@@ -200,6 +200,8 @@ enum Summary {
                            stats.inputOverflowFrameCount))
         Swift.print(String(cFormat: "device: xruns %d, drift %.0f ppm, real-time I/O thread %@", stats.deviceXrunCount,
                            stats.driftPPM, timing.isRealTimeScheduled ? "yes (SCHED_FIFO)" : "no"))
+        Swift.print(String(cFormat: "echo filter: restarts %d (its old path taken back, moved: %d)",
+                           stats.echoFilterRestartCount, stats.echoPathShiftCount))
         if let clipping = clippingWarning(stats, capturedFrames: stats.periodCount * configuration.periodFrames) {
             Swift.print(clipping)
         }
