@@ -241,15 +241,18 @@ final class BlockAdaptiveFilter {
         reset()
     }
 
-    /// The previous path's (`resetKeepingPreviousPath`) echo estimate of the last block processed, and the microphone
-    /// the filter saw there, both pre-emphasised, `frameCount` frames each. Call it after every block from the reset
-    /// on, for its reference history to stay whole. Real-time safe.
-    func previousPathEstimate() -> (estimate: UnsafeBufferPointer<Float>, microphone: UnsafeBufferPointer<Float>) {
+    /// The previous path's (`resetKeepingPreviousPath`) echo estimate of the last block processed, pre-emphasised,
+    /// `frameCount` frames (beside `filteredMicrophone`). Call it after every block from the reset on, for its
+    /// reference history to stay whole. Real-time safe.
+    func previousPathEstimate() -> UnsafeBufferPointer<Float> {
         spectrum(age: 0, in: previousReferenceSpectra).update(from: referenceSpectrum(age: 0), count: 2 * laneBinCount)
         filter(previousPath, echo: previousPathEcho, ring: previousReferenceSpectra)
-        return (UnsafeBufferPointer(start: previousPathEcho, count: frameCount),
-                UnsafeBufferPointer(start: nearBlock, count: frameCount))
+        return UnsafeBufferPointer(start: previousPathEcho, count: frameCount)
     }
+
+    /// The microphone of the last block as the filters saw it (notched, pre-emphasised), `frameCount` frames.
+    /// Real-time safe.
+    var filteredMicrophone: UnsafeBufferPointer<Float> { UnsafeBufferPointer(start: nearBlock, count: frameCount) }
 
     /// Takes the previous path back, moved `frames` later (earlier when negative; `shiftPath`), into all three weight
     /// sets. Real-time safe.
@@ -720,7 +723,8 @@ final class BlockAdaptiveFilter {
     /// comes back the same but that much later or sooner (an audio server's xrun) is cancelled at once. Taps moved past
     /// either end are lost, and every partition leaves constrained.
     private func shiftPath(byFrames frames: Int) {
-        guard frames != 0, abs(frames) < partitionCount * frameCount else { return }
+        let span = partitionCount * frameCount
+        guard frames != 0, frames < span, frames > -span else { return }
         shift(foreground, byFrames: frames)
         shift(background, byFrames: frames)
         shift(shadow, byFrames: frames)

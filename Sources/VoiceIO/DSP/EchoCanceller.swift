@@ -157,11 +157,12 @@ public final class EchoCanceller {
     /// (`BlockAdaptiveFilter.resetKeepingPreviousPath`). Real-time safe.
     func resetKeepingPreviousPath() { filter.resetKeepingPreviousPath() }
 
-    /// The previous path's echo estimate of the last block, and the microphone the filter saw, pre-emphasised
-    /// (`BlockAdaptiveFilter.previousPathEstimate`). Real-time safe.
-    func previousPathEstimate() -> (estimate: UnsafeBufferPointer<Float>, microphone: UnsafeBufferPointer<Float>) {
-        filter.previousPathEstimate()
-    }
+    /// The previous path's echo estimate of the last block, pre-emphasised (`BlockAdaptiveFilter.previousPathEstimate`).
+    /// Real-time safe.
+    func previousPathEstimate() -> UnsafeBufferPointer<Float> { filter.previousPathEstimate() }
+
+    /// The last block's microphone as the filter saw it, pre-emphasised. Real-time safe.
+    var filteredMicrophone: UnsafeBufferPointer<Float> { filter.filteredMicrophone }
 
     /// Takes the previous path back, moved `frames` later (earlier when negative). Real-time safe.
     func adoptPreviousPath(shiftedBy frames: Int) { filter.adoptPreviousPath(shiftedBy: frames) }

@@ -514,8 +514,7 @@ public final class EchoPipeline: VoiceProcessor {
     /// back, moved, if the echo came back as it had it, only later or sooner. What was learned of the restarted
     /// filter's leftovers goes with it. Real-time safe.
     private func checkShift() {
-        let (estimate, microphone) = canceller.previousPathEstimate()
-        shiftFinder.add(estimate: estimate, microphone: microphone)
+        shiftFinder.add(estimate: canceller.previousPathEstimate(), microphone: canceller.filteredMicrophone)
         guard shiftFinder.isFull else { return }
         let frames = shiftFinder.findShift()
         isCheckingShift = false

@@ -121,9 +121,10 @@ final class EchoShiftFinder {
         let unmoved = correlation[0]
         // The strongest peak a millisecond or more either side of no lag.
         var moved = 0, movedCorrelation = -Float.infinity
-        for lag in -reachFrames...reachFrames where abs(lag) >= leastFrames {
-            let value = correlation[lag < 0 ? size + lag : lag]
-            if value > movedCorrelation { moved = lag; movedCorrelation = value }
+        for distance in leastFrames...reachFrames {
+            let later = correlation[distance], sooner = correlation[size - distance]
+            if later > movedCorrelation { moved = distance; movedCorrelation = later }
+            if sooner > movedCorrelation { moved = -distance; movedCorrelation = sooner }
         }
         guard movedCorrelation >= Self.matchingShare * unmoved, movedCorrelation >= Self.leastCorrelation else { return nil }
         return moved
