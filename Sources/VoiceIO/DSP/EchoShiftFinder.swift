@@ -79,25 +79,13 @@ final class EchoShiftFinder {
     func restart() { filledFrames = 0 }
 
     /// The frames by which the echo now comes later than the filter's estimate (negative: sooner), when the estimate
-    /// so moved matches the microphone by `matchingCorrelation` and by `betterThanUnmoved` more than where it is;
-    /// nil otherwise, or before a whole window was taken. Real-time safe.
+    /// so moved matches the microphone by `matchingShare` of its match where it is and by `leastCorrelation`; nil
+    /// otherwise, or before a whole window was taken. Real-time safe.
     func findShift() -> Int? {
-        guard filledFrames == windowFrames else { return nil }
+        guard isFull else { return nil }
         let size = fft.frameCount
-        var estimateEnergy: Float = 0, microphoneEnergy: Float = 0
-        padded.update(repeating: 0, count: size)
-        for index in 0..<windowFrames {
-            let sample = estimate[(next + index) % windowFrames]
-            padded[index] = sample
-            estimateEnergy += sample * sample
-        }
-        fft.forward(padded, real: estimateReal, imaginary: estimateImaginary)
-        for index in 0..<windowFrames {
-            let sample = microphone[(next + index) % windowFrames]
-            padded[index] = sample
-            microphoneEnergy += sample * sample
-        }
-        fft.forward(padded, real: microphoneReal, imaginary: microphoneImaginary)
+        let estimateEnergy = transform(estimate, real: estimateReal, imaginary: estimateImaginary)
+        let microphoneEnergy = transform(microphone, real: microphoneReal, imaginary: microphoneImaginary)
         guard estimateEnergy > 0, microphoneEnergy > 0 else { return nil }
         // conj(Y)·M, whitened (each bin's phase alone, bins far under the mean magnitude weighed down): the
         // correlation Σ y(t) m(t + τ) of the two spectra's phases at τ (τ ≥ 0) and at size + τ (τ < 0), 1 where the
@@ -128,5 +116,20 @@ final class EchoShiftFinder {
         }
         guard movedCorrelation >= Self.matchingShare * unmoved, movedCorrelation >= Self.leastCorrelation else { return nil }
         return moved
+    }
+
+    /// The window in `ring`, oldest frame first and zero-padded, transformed into `real` and `imaginary`; returns its
+    /// energy.
+    private func transform(_ ring: UnsafeMutablePointer<Float>, real: UnsafeMutablePointer<Float>,
+                           imaginary: UnsafeMutablePointer<Float>) -> Float {
+        var energy: Float = 0
+        padded.update(repeating: 0, count: fft.frameCount)
+        for index in 0..<windowFrames {
+            let sample = ring[(next + index) % windowFrames]
+            padded[index] = sample
+            energy += sample * sample
+        }
+        fft.forward(padded, real: real, imaginary: imaginary)
+        return energy
     }
 }
