@@ -101,7 +101,8 @@ struct MisadjustmentMonitor {
     private var farEndBlocks = 0
     /// The last `suddenBlocks` far-end blocks' sums (x: ⟨e·y⟩, y: ⟨e²⟩, z: ⟨y²⟩, w: microphone power), oldest first.
     private var recentRing = (SIMD4<Float>.zero, SIMD4<Float>.zero, SIMD4<Float>.zero)
-    /// The same blocks' reference power, oldest first.
+    /// The same blocks' reference power, oldest first (summed lane by lane: the unoptimised build's generic `sum()`
+    /// would look up SIMD3's conformance on first use, on the real-time thread, and that allocates and locks).
     private var recentReference = SIMD3<Float>.zero
     private var recentCount = 0
     /// Far-end microphone, error and reference power averaged before the recent blocks.
@@ -226,7 +227,8 @@ struct MisadjustmentMonitor {
         guard farEndBlocks > settlingBlocks, priorCount >= suddenPriorBlocks, recent.y > 1e-12, recent.z > 1e-12,
               recent.y >= recent.w, recent.z >= suddenMinimumEstimateRatio * recent.w,
               !isFading(recent.w, blocks: suddenBlocks, prior: priorMicrophonePower),
-              !isFading(recentReference.sum(), blocks: suddenBlocks, prior: priorReferencePower),
+              !isFading(recentReference.x + recentReference.y + recentReference.z, blocks: suddenBlocks,
+                        prior: priorReferencePower),
               wasCancelling(decibels: priorERLEDecibels) else { return false }
         return recent.x / (recent.y * recent.z).squareRoot() < threshold
     }
