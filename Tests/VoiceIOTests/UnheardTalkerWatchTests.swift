@@ -8,10 +8,10 @@ import Testing
 @Suite struct UnheardTalkerWatchTests {
     /// Feeds `blocks` 10 ms blocks of one kind and returns how many were taken for an unheard talker's.
     static func flagged(_ watch: inout UnheardTalkerWatch, blocks: Int, shareDecibels: Float, leakRatio: Float,
-                        isFarEndAlone: Bool, isRoomRingingLong: Bool = true) -> Int {
+                        isFarEndAlone: Bool, isRoomRingingLong: Bool = true, wanderDecibels: Float = 1.5) -> Int {
         (0..<blocks).filter { block in
             // The share wanders by ±1.5 dB from block to block, as a smoothed leftover does.
-            let wander: Float = block % 2 == 0 ? 1.5 : -1.5
+            let wander = block % 2 == 0 ? wanderDecibels : -wanderDecibels
             return watch.observe(outputShare: pow(10, (shareDecibels + wander) / 10), leakedEchoToErrorRatio: leakRatio,
                                  isFarEndAlone: isFarEndAlone, isRoomRingingLong: isRoomRingingLong)
         }.count
@@ -27,8 +27,26 @@ import Testing
         #expect(heard >= 395, "\(heard) of the talker's 400 blocks taken for a talker's")
         // The flagged blocks did not move the norm: back at the far end's share, nothing is flagged.
         #expect(Self.flagged(&watch, blocks: 100, shareDecibels: -16, leakRatio: 1.3, isFarEndAlone: true) == 0)
-        // 5 dB over the norm is the leftover's own wander, not a talker.
-        #expect(Self.flagged(&watch, blocks: 100, shareDecibels: -11, leakRatio: 0.1, isFarEndAlone: true) == 0)
+        // 4 dB over the norm (2.5 to 5.5 with the wander) is the leftover's own, not a talker.
+        #expect(Self.flagged(&watch, blocks: 100, shareDecibels: -12, leakRatio: 0.1, isFarEndAlone: true) == 0)
+    }
+
+    /// A talker whose first second stays under the bar (4 dB over the norm, as a far-speaker room's talker 5 dB under
+    /// the echo may start) moves the norm by 0.4 dB (ten seconds' rate), and its louder words after it (7 dB over the
+    /// old norm) are taken for a talker's; a norm that followed it within a second stood 2.5 dB higher and left them all
+    /// for echo (our far-speaker f11 with its talker 90 ms later: unheard for its whole double talk).
+    @Test func aTalkerUnderTheBarAtFirstDoesNotBecomeTheNorm() {
+        var watch = UnheardTalkerWatch(rate: BlockRate(blocksPerSecond: 100))
+        func flagged(blocks: Int, shareDecibels: Float, leakRatio: Float) -> Int {
+            Self.flagged(&watch, blocks: blocks, shareDecibels: shareDecibels, leakRatio: leakRatio, isFarEndAlone: true,
+                         wanderDecibels: 0.5)
+        }
+        #expect(flagged(blocks: 300, shareDecibels: -16, leakRatio: 1.3) == 0)
+        #expect(flagged(blocks: 100, shareDecibels: -12, leakRatio: 0.1) == 0)
+        let heard = flagged(blocks: 100, shareDecibels: -9, leakRatio: 0.1)
+        #expect(heard == 100, "\(heard) of the louder words' 100 blocks taken for a talker's")
+        // Far-end single talk again at the old share: nothing is flagged.
+        #expect(flagged(blocks: 100, shareDecibels: -16, leakRatio: 1.3) == 0)
     }
 
     @Test("output the filter finds leaked (a moved path), a room that does not ring long, or no norm yet: no talker")
