@@ -93,7 +93,8 @@ def score(scene, out_path, report_path):
             continue
         for t in np.arange(start + 0.5, end - 0.5 - WINDOW_S + 1e-9, WINDOW_S):
             value, lag = lagged_stoi(near, out, rate, t, t + WINDOW_S)
-            windows.append({'start_s': round(float(t), 2), 'stoi': value, 'lag_ms': round(lag * 1000 / rate, 1)})
+            windows.append({'start_s': round(float(t), 2), 'stoi': None if value is None else round(value, 3),
+                            'lag_ms': round(lag * 1000 / rate, 1)})
     near_only = [lagged_stoi(near, out, rate, start + 0.5, end - 0.5)[0] for kind, start, end in segments
                  if kind == 'near' and end - start > 1.5]
     with open(report_path) as f:
