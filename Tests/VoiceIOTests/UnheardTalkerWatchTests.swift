@@ -10,7 +10,7 @@ import Testing
     static func flagged(_ watch: inout UnheardTalkerWatch, blocks: Int, shareDecibels: Float, leakRatio: Float,
                         isFarEndAlone: Bool, isRoomRingingLong: Bool = true, wanderDecibels: Float = 1.5) -> Int {
         (0..<blocks).filter { block in
-            // The share wanders by ±1.5 dB from block to block, as a smoothed leftover does.
+            // The share wanders by ±`wanderDecibels` from block to block, as a smoothed leftover does.
             let wander = block % 2 == 0 ? wanderDecibels : -wanderDecibels
             return watch.observe(outputShare: pow(10, (shareDecibels + wander) / 10), leakedEchoToErrorRatio: leakRatio,
                                  isFarEndAlone: isFarEndAlone, isRoomRingingLong: isRoomRingingLong)

@@ -254,14 +254,14 @@ final class BlockAdaptiveFilter {
     /// Real-time safe.
     var filteredMicrophone: UnsafeBufferPointer<Float> { UnsafeBufferPointer(start: nearBlock, count: frameCount) }
 
-    /// Takes the previous path back, moved `frames` later (earlier when negative; `shiftPath`), into all three weight
-    /// sets. Real-time safe.
+    /// Takes the previous path back, moved `frames` later (earlier when negative; `shift`), into all three weight sets.
+    /// Real-time safe.
     func adoptPreviousPath(shiftedBy frames: Int) {
+        shift(previousPath, byFrames: frames)
         let count = longestPartitionCount * 2 * laneBinCount
         foreground.update(from: previousPath, count: count)
         background.update(from: previousPath, count: count)
         shadow.update(from: previousPath, count: count)
-        shiftPath(byFrames: frames)
         forgetPathComparison()
     }
 
@@ -719,19 +719,12 @@ final class BlockAdaptiveFilter {
         }
     }
 
-    /// Moves the learned path `frames` later in time (earlier when negative), in all three weight sets: an echo that
-    /// comes back the same but that much later or sooner (an audio server's xrun) is cancelled at once. Taps moved past
-    /// either end are lost, and every partition leaves constrained.
-    private func shiftPath(byFrames frames: Int) {
-        let span = partitionCount * frameCount
-        guard frames != 0, frames < span, frames > -span else { return }
-        shift(foreground, byFrames: frames)
-        shift(background, byFrames: frames)
-        shift(shadow, byFrames: frames)
-    }
-
+    /// Moves the path in `weights` `frames` later in time (earlier when negative): an echo that comes back the same but
+    /// that much later or sooner (an audio server's xrun) is cancelled at once. Taps moved past either end are lost,
+    /// and every partition leaves constrained.
     private func shift(_ weights: UnsafeMutablePointer<Float>, byFrames frames: Int) {
         let span = partitionCount * frameCount, size = MemoryLayout<Float>.stride
+        guard frames != 0, frames < span, frames > -span else { return }
         for j in 0..<partitionCount {
             inverse(spectrum(weights, j), into: scratch)
             (shiftTaps + j * frameCount).update(from: scratch, count: frameCount)
