@@ -5,9 +5,11 @@ import Testing
 @Suite struct MisadjustmentMonitorTests {
     /// Feeds `blocks` far-end blocks of 160 frames to `monitor`, each frame's estimate and error from `frame`
     /// (given the block, counted from 1, and the seeded noise); the microphone is their sum, the reference's power
-    /// `referencePower` of the block. Returns the first finding and its block, or nil.
+    /// `referencePower` of the block, what the detector tells of a near talker `nearTalker` of the block. Returns the
+    /// first finding and its block, or nil.
     static func firstFinding(_ monitor: MisadjustmentMonitor = MisadjustmentMonitor(), seed: UInt32, blocks: Int,
-                             referencePower: (_ block: Int) -> Float = { _ in 1 }, isTalkerPullingFilter: Bool = false,
+                             referencePower: (_ block: Int) -> Float = { _ in 1 },
+                             nearTalker: (_ block: Int) -> MisadjustmentMonitor.NearTalker = { _ in .quiet },
                              frame: (_ block: Int, _ noise: inout SeededNoise) -> (estimate: Float, error: Float))
         -> (MisadjustmentMonitor.Finding, Int)? {
         var monitor = monitor
@@ -24,7 +26,7 @@ import Testing
                 error.withUnsafeBufferPointer { e in
                     monitor.observe(error: e, estimate: y, microphonePower: microphonePower,
                                     referencePower: referencePower(block), farEndActive: true,
-                                    isTalkerPullingFilter: isTalkerPullingFilter)
+                                    nearTalker: nearTalker(block))
                 }
             }
             if let finding { return (finding, block) }
@@ -66,9 +68,9 @@ import Testing
     /// new echo n of the estimate's level, independent of it: error = n − y, louder than the microphone n) or a
     /// near talker as loud as the echo (error = talker, microphone = y + talker); returns the first finding and
     /// its block (counted from 1).
-    static func firstFinding(moved: Bool, switchBlock: Int, blocks: Int, isTalkerPullingFilter: Bool = false)
-        -> (MisadjustmentMonitor.Finding, Int)? {
-        firstFinding(seed: 11, blocks: blocks, isTalkerPullingFilter: isTalkerPullingFilter) { block, noise in
+    static func firstFinding(moved: Bool, switchBlock: Int, blocks: Int,
+                             nearTalker: MisadjustmentMonitor.NearTalker = .quiet) -> (MisadjustmentMonitor.Finding, Int)? {
+        firstFinding(seed: 11, blocks: blocks, nearTalker: { _ in nearTalker }) { block, noise in
             let y = 0.1 * noise.next(), other = 0.1 * noise.next()
             return (y, block <= switchBlock ? 0.003 * noise.next() : moved ? other - y : other)
         }
@@ -107,17 +109,19 @@ import Testing
     /// A path that moves under a filter that was cancelling only 11 dB (as half a second after double talk, whose
     /// blocks are still in its average) is found at once too; a bar of 15 dB missed it.
     @Test func findsAMovedPathUnderAFilterThatCancelledLess() throws {
-        let (finding, block) = try #require(Self.findingAfterLesserCancelling(isTalkerPullingFilter: false))
+        let (finding, block) = try #require(Self.findingAfterLesserCancelling(nearTalker: .quiet))
         #expect(finding == .sudden)
         #expect(block > 300 && block <= 300 + MisadjustmentMonitor().suddenBlocks, "found at block \(block)")
     }
 
-    /// A filter taking 11 dB off for 300 blocks, then an error that opposes its estimate and is louder than the
-    /// microphone; the first finding and its block.
-    static func findingAfterLesserCancelling(isTalkerPullingFilter: Bool) -> (MisadjustmentMonitor.Finding, Int)? {
-        firstFinding(seed: 17, blocks: 400, isTalkerPullingFilter: isTalkerPullingFilter) { block, noise in
+    /// A filter taking 11 dB off for 300 blocks, then, with `nearTalker` from there on, an error that opposes its
+    /// estimate and is louder than the microphone for `opposedBlocks` blocks, independent after; the first finding and
+    /// its block.
+    static func findingAfterLesserCancelling(nearTalker: MisadjustmentMonitor.NearTalker, opposedBlocks: Int = 100)
+        -> (MisadjustmentMonitor.Finding, Int)? {
+        firstFinding(seed: 17, blocks: 400, nearTalker: { $0 <= 300 ? .quiet : nearTalker }) { block, noise in
             let y = 0.1 * noise.next(), other = 0.1 * noise.next()
-            return (y, block <= 300 ? 0.03 * noise.next() : other - y)
+            return (y, block <= 300 ? 0.03 * noise.next() : block <= 300 + opposedBlocks ? other - y : other)
         }
     }
 
@@ -126,11 +130,29 @@ import Testing
     /// the correlation windows find a path that keeps failing them, 11 to 30 blocks on. A filter that took 30 dB off
     /// before had hardly a talker under its echo (sustained music the detector hears as one) and is still found at once.
     @Test func underATalkerHeardLongOnlyAFilterThatCancelledWellIsFoundAtOnce() throws {
-        let (finding, block) = try #require(Self.findingAfterLesserCancelling(isTalkerPullingFilter: true))
+        let (finding, block) = try #require(Self.findingAfterLesserCancelling(nearTalker: .heardLong))
         #expect(finding == .sustained)
         #expect(block > 300 + MisadjustmentMonitor().suddenBlocks, "found at block \(block)")
         let (wellFinding, wellBlock) = try #require(Self.firstFinding(moved: true, switchBlock: 300, blocks: 400,
-                                                                      isTalkerPullingFilter: true))
+                                                                      nearTalker: .heardLong))
+        #expect(wellFinding == .sudden)
+        #expect(wellBlock <= 300 + MisadjustmentMonitor().suddenBlocks, "found at block \(wellBlock)")
+    }
+
+    /// The same blocks under a talker who has just begun to pull the filter in a room that rings past it: the 11 dB
+    /// before leave the first two correlation windows unjudged (a talker's first words pull such a filter so; our
+    /// far-speaker f11 live on PipeWire restarted there and lost its talker for the whole double talk), the third
+    /// judges. A filter that took 30 dB off before is found at once.
+    @Test func aTalkerJustPullingAWeakFilterIsJudgedOverOneMoreWindow() throws {
+        let windows = MisadjustmentMonitor().windowBlocks
+        #expect(Self.findingAfterLesserCancelling(nearTalker: .pullingLately, opposedBlocks: 2 * windows) == nil)
+        let (finding, block) = try #require(Self.findingAfterLesserCancelling(nearTalker: .pullingLately,
+                                                                             opposedBlocks: 3 * windows))
+        #expect(finding == .sustained)
+        #expect(block > 300 + 2 * windows, "found at block \(block)")
+        #expect(Self.findingAfterLesserCancelling(nearTalker: .heard, opposedBlocks: 2 * windows)?.0 == .sudden)
+        let (wellFinding, wellBlock) = try #require(Self.firstFinding(moved: true, switchBlock: 300, blocks: 400,
+                                                                      nearTalker: .pullingLately))
         #expect(wellFinding == .sudden)
         #expect(wellBlock <= 300 + MisadjustmentMonitor().suddenBlocks, "found at block \(wellBlock)")
     }
@@ -203,7 +225,7 @@ import Testing
         for farEnd in [true] + [Bool](repeating: false, count: 3) + [Bool](repeating: true, count: span + 2) {
             block.withUnsafeBufferPointer { b in
                 _ = monitor.observe(error: b, estimate: b, microphonePower: 0.1, referencePower: 0.1, farEndActive: farEnd,
-                                    isTalkerPullingFilter: false)
+                                    nearTalker: .quiet)
             }
             returning.append(monitor.isFarEndReturning)
         }

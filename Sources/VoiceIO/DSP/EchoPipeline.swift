@@ -324,10 +324,12 @@ public final class EchoPipeline: VoiceProcessor {
         // filter (grown) as soon as heard: a grown filter leaves the "before" of a talker's pause above 8 dB, and a
         // word after it passed the sudden verdict's tests (our reverberant r07, grown to 289 ms: the suppressor started
         // over 3.6 s into the double talk, the talker −2.7 dB and DT STOI 0.84; −0.7 dB and 0.93 so).
-        let isTalkerPullingFilter = leakedEcho.isTalkerHeardLong || (isFilterGrown && suppressor.detector.nearEndActive)
+        let nearTalker: MisadjustmentMonitor.NearTalker = leakedEcho.isTalkerHeardLong ? .heardLong
+            : isFilterGrown && suppressor.detector.nearEndActive ? .pullingLately
+            : suppressor.isNearEndQuiet ? .quiet : .heard
         switch misadjustment.observe(error: UnsafeBufferPointer(error), estimate: UnsafeBufferPointer(echoEstimate),
                                      microphonePower: microphonePower, referencePower: referencePower,
-                                     farEndActive: farEndActive, isTalkerPullingFilter: isTalkerPullingFilter) {
+                                     farEndActive: farEndActive, nearTalker: nearTalker) {
         case .sudden:
             // The path moved under a filter that was cancelling well, a few blocks ago: what the suppressor's
             // detector took for a near talker since then was the new echo. The block that gave the change away
