@@ -76,9 +76,9 @@ import Testing
     /// goes under the detector's estimates from its first word, and the ratios learned it as echo at the full rate of
     /// far-end single talk (seeds 71, 81, 91 at 5 dB: −2.26 to −2.36 dB over the double talk; seed 81 at 8 dB: −5.29).
     /// The filter explains the echo, not the talker, and does not find its output leaked: `UnheardTalkerWatch` keeps
-    /// the ratios from learning the talker, and the detector hears it at a lower bar (−0.80 to −1.51; −1.80 dB; seed 91
+    /// the ratios from learning the talker, and the detector hears it at a lower bar (−0.79 to −1.35; −1.53 dB; seed 91
     /// went unheard for its first half second at the detector's usual bar once the delay stopped sliding for clocks
-    /// that agree: −2.06). ERLE in far-end single talk (4-8 s) 28.8-32.1 dB.
+    /// that agree: −2.06). ERLE in far-end single talk (4-8 s) 31.5-37.3 dB.
     @Test("a talker under a hall's echo, unheard at first, is not learned as echo",
           arguments: [(UInt64(71), Float(5), -2.0), (81, 5, -2), (91, 5, -2), (81, 8, -3.5)])
     func talkerUnheardAtFirst(seed: UInt64, underDecibels: Float, leastGainDecibels: Double) throws {
@@ -130,7 +130,7 @@ import Testing
     /// The hall rings past the 200 ms filter, which grows to 260 ms once its tail has held still for 3 s
     /// (`LongRoomWatch`, here after 5 s); a short room's filter stays at 200 ms. Grown, the filter takes 31.7 dB off in
     /// the far end's single talk after it grew (5.5-8 s), held at 200 ms (the control) 27.3 dB. Seed 71's talker (the far
-    /// end turns loud with its first word) keeps −0.92 dB over the double talk with the grown filter and −0.80 dB with
+    /// end turns loud with its first word) keeps −0.91 dB over the double talk with the grown filter and −0.79 dB with
     /// the held one: the held filter's talker, unheard at first, was −1.58 dB while `UnheardTalkerWatch`'s norm followed
     /// it within a second. Both runs hold the reverberant-room length at their long-room one, which the hall would
     /// otherwise grow the filter to (half its reverberation time).

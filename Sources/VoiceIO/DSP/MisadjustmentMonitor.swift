@@ -73,7 +73,6 @@ import Glibc
 /// 0.59 restarted, 0.87 so. A filter that cancelled well before (a path that moves in far-end single talk, heard as a
 /// talker from the move) is judged as before. All methods are real-time safe.
 struct MisadjustmentMonitor {
-    /// How the misadjustment was found.
     /// What the suppressor's detector tells of a near talker, given with each block.
     enum NearTalker {
         /// None heard for a while (`ResidualEchoSuppressor.isNearEndQuiet`): the far end's single talk.
@@ -89,6 +88,7 @@ struct MisadjustmentMonitor {
         var isPullingFilter: Bool { self == .pullingLately || self == .heardLong }
     }
 
+    /// How the misadjustment was found.
     enum Finding {
         /// From the last few blocks: the path moved under a filter that was cancelling well.
         case sudden
