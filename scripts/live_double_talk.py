@@ -1,7 +1,8 @@
 """The room and the scoring of scripts/live-double-talk; see `scripts/live-double-talk --help`.
 
   live_double_talk.py room SCENE_DIR RATE IR_OUT      the scene's loudspeaker-to-microphone response at RATE (WAV)
-  live_double_talk.py score SCENE_DIR OUT REPORT      one run: its figures as one JSON line
+  live_double_talk.py score SCENE_DIR OUT [REPORT]   one run: its figures as one JSON line (without simulate's
+                                                      REPORT, a replay's: the talker's STOI alone)
   live_double_talk.py summary JSON_LINES              the runs' table, with and without xruns
   live_double_talk.py replayable SCENE_DIR ROOM MIC... each recorded microphone cut to the far end's time base, and
                                                       the far end at the room's rate beside them (far.wav)
@@ -82,7 +83,7 @@ def lagged_stoi(near, out, rate, start_s, end_s):
         return float(stoi(talker, out[begin:begin + len(talker)], rate)), lag
 
 
-def score(scene, out_path, report_path):
+def score(scene, out_path, report_path=None):
     out, rate = read_wav(out_path)
     near, fs = read_wav(os.path.join(scene, 'near.wav'))
     near = resampled(near, fs, rate)
@@ -97,14 +98,19 @@ def score(scene, out_path, report_path):
                             'lag_ms': round(lag * 1000 / rate, 1)})
     near_only = [lagged_stoi(near, out, rate, start + 0.5, end - 0.5)[0] for kind, start, end in segments
                  if kind == 'near' and end - start > 1.5]
-    with open(report_path) as f:
-        report = json.load(f)
-    unit = report['unit']
     scored = [w['stoi'] for w in windows if w['stoi'] is not None]
-    return {
+    talker = {
         'dt_stoi': round(float(np.mean(scored)), 3) if scored else None,
         'dt_windows': windows,
         'near_stoi': round(near_only[0], 3) if near_only and near_only[0] is not None else None,
+    }
+    if report_path is None:
+        return talker
+    with open(report_path) as f:
+        report = json.load(f)
+    unit = report['unit']
+    return {
+        **talker,
         'erle_db': round(unit['erleDB'], 1),
         'delay_ms': round(unit['delayMilliseconds'], 1),
         'device_delay_ms': round(report['deviceReportedDelayMilliseconds'], 1),
@@ -156,8 +162,8 @@ def main():
     command = sys.argv[1] if len(sys.argv) > 1 else ''
     if command == 'room' and len(sys.argv) == 5:
         room(sys.argv[2], int(sys.argv[3]), sys.argv[4])
-    elif command == 'score' and len(sys.argv) == 5:
-        print(json.dumps(score(*sys.argv[2:5])))
+    elif command == 'score' and len(sys.argv) in (4, 5):
+        print(json.dumps(score(*sys.argv[2:])))
     elif command == 'replayable' and len(sys.argv) >= 5:
         replayable(sys.argv[2], sys.argv[3], sys.argv[4:])
     elif command == 'summary' and len(sys.argv) == 3:
