@@ -128,12 +128,14 @@ import Testing
     }
 
     /// The hall rings past the 200 ms filter, which grows to 260 ms once its tail has held still for 3 s
-    /// (`LongRoomWatch`, here after 5 s); a short room's filter stays at 200 ms. Grown, the filter takes 31.7 dB off in
-    /// the far end's single talk after it grew (5.5-8 s), held at 200 ms (the control) 27.3 dB. Seed 71's talker (the far
-    /// end turns loud with its first word) keeps −0.91 dB over the double talk with the grown filter and −0.79 dB with
-    /// the held one: the held filter's talker, unheard at first, was −1.58 dB while `UnheardTalkerWatch`'s norm followed
-    /// it within a second. Both runs hold the reverberant-room length at their long-room one, which the hall would
-    /// otherwise grow the filter to (half its reverberation time).
+    /// (`LongRoomWatch`, here after 5 s); a short room's filter stays at 200 ms. Grown, the filter takes 32.2 dB off in
+    /// the far end's single talk after it grew (5.5-8 s), held at 200 ms (the control) 30.5 dB: the residual echo
+    /// suppressor's second linear stage grows in both (`ResidualEchoSuppressor.reverberantLeftoverPathSeconds`), and
+    /// takes off most of what the shorter filter leaves (31.7 and 27.3 dB before it grew; the linear filter's own 20.5
+    /// and 19.7 dB). Seed 71's talker (the far end turns loud with its first word) keeps −0.93 dB over the double talk
+    /// with the grown filter and −0.80 dB with the held one: the held filter's talker, unheard at first, was −1.58 dB
+    /// while `UnheardTalkerWatch`'s norm followed it within a second. Both runs hold the reverberant-room length at
+    /// their long-room one, which the hall would otherwise grow the filter to (half its reverberation time).
     @Test func theFilterGrowsForTheHallAlone() throws {
         let (far, microphone, near, talkerFrames) = try Self.scene(seed: 71)
         func run(microphone: [Float], longRoomMilliseconds: Double) throws -> (output: [Float], filterMilliseconds: Double) {
@@ -151,7 +153,7 @@ import Testing
         #expect(grownGain > -2 && heldGain > -2, "near talker gain \(grownGain) dB grown, \(heldGain) dB held at 200 ms")
         let grownERLE = Scene.erleDB(microphone, grown.output, from: 5.5, to: Double(Self.talkerStartSeconds))
         let heldERLE = Scene.erleDB(microphone, held.output, from: 5.5, to: Double(Self.talkerStartSeconds))
-        #expect(grownERLE > heldERLE + 2, "ERLE \(grownERLE) dB grown, \(heldERLE) dB held at 200 ms (5.5-8 s)")
+        #expect(grownERLE > heldERLE + 0.5, "ERLE \(grownERLE) dB grown, \(heldERLE) dB held at 200 ms (5.5-8 s)")
         let room = Scene.roomEcho(far, bulkMilliseconds: 80, seed: 23, gain: 0.5)
         let shortRoom = Scene.mix(room, Scene.fixture.noise(count: far.count, rms: 0.0003, seed: 24))
         #expect(try run(microphone: shortRoom, longRoomMilliseconds: 260).filterMilliseconds == 200)

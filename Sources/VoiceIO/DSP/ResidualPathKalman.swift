@@ -1,6 +1,7 @@
 /// A second linear stage in the residual echo suppressor's short-time spectrum: per bin, a Kalman filter over the
 /// reference's last `frameCount` frames (a convolutive transfer function, with the full covariance between the frames)
-/// that learns and cancels the echo the block filter (`BlockAdaptiveFilter`) left.
+/// that learns and cancels the echo the block filter (`BlockAdaptiveFilter`) left. In a room that rings past the block
+/// filter, the low bins' filters can grow to span more frames, and all of them to remember longer (`grow`).
 ///
 /// The block filter's normalised steps share one rate between its partitions, and a speech reference's partitions are
 /// correlated: after a path moves it re-learns a room at a few dB a second, a hall slower still, and under a talker as
@@ -20,12 +21,27 @@
 /// (`BinLanes`). `init` allocates; the rest is real-time safe (no allocation, no locks).
 final class ResidualPathKalman {
     let laneBinCount: Int
-    /// The reference frames each bin's filter spans.
+    /// The reference frames each bin's filter spans until `grow`.
     let frameCount: Int
+    /// What `grow` makes of the filter: the frames the low bins then span, how many bins (a multiple of 4), and the
+    /// leak per frame of every bin's walk.
+    struct Growth {
+        var frameCount: Int
+        var binCount: Int
+        var leak: Float
+    }
+    private let growth: Growth
+    /// Whether `grow` was called.
+    private(set) var isGrown = false
+    /// The most frames a bin's filter spans, grown or not: the reference ring's layout, and the covariance's of the
+    /// bins that grow (the others' is laid out for `frameCount`).
+    private let longestFrameCount: Int
+    /// Floats in each of P's two parts.
+    private let covarianceFloatCount: Int
     /// Whether the filter is at its start (`reset`) and has learned nothing since: it cancels nothing.
     private(set) var isReset = true
 
-    // Reference spectra, a ring of `frameCount` frames (frame-major, bins contiguous).
+    // Reference spectra, a ring of `longestFrameCount` frames (frame-major, bins contiguous).
     private let referenceReal: UnsafeMutablePointer<Float>
     private let referenceImaginary: UnsafeMutablePointer<Float>
     private var newest = 0
@@ -49,19 +65,26 @@ final class ResidualPathKalman {
     /// H's prior variance at the start: the leftover's path at −20 dB of the reference's.
     private static var initialVariance: Float { 0.01 }
     /// H's leak per frame toward zero.
-    private let leak: Float
+    private var leak: Float
     /// The error's power smoothing per frame (ψ).
     private static var errorSmoothing: Float { 0.5 }
 
-    /// Not real-time safe (allocates).
-    init(laneBinCount: Int, frameCount: Int, leak: Float) {
+    /// `growth`: what `grow` makes of the filter (nil: it stays as it is). Not real-time safe (allocates).
+    init(laneBinCount: Int, frameCount: Int, leak: Float, growth: Growth? = nil) {
         self.laneBinCount = laneBinCount
         self.frameCount = frameCount
         self.leak = leak
-        let spectra = frameCount * laneBinCount, covariance = frameCount * frameCount * laneBinCount
+        self.growth = growth.map { Growth(frameCount: max($0.frameCount, frameCount),
+                                          binCount: min(($0.binCount + 3) / 4 * 4, laneBinCount), leak: $0.leak) }
+            ?? Growth(frameCount: frameCount, binCount: 0, leak: leak)
+        let longest = self.growth.frameCount
+        longestFrameCount = longest
+        let spectra = longest * laneBinCount, grownGroups = self.growth.binCount / 4
+        covarianceFloatCount = 4 * (grownGroups * longest * longest
+                                    + (laneBinCount / 4 - grownGroups) * frameCount * frameCount)
         referenceReal = .zeroed(spectra); referenceImaginary = .zeroed(spectra)
         weightReal = .zeroed(spectra); weightImaginary = .zeroed(spectra)
-        covarianceReal = .zeroed(covariance); covarianceImaginary = .zeroed(covariance)
+        covarianceReal = .zeroed(covarianceFloatCount); covarianceImaginary = .zeroed(covarianceFloatCount)
         gainReal = .zeroed(spectra); gainImaginary = .zeroed(spectra)
         cleanedReal = .zeroed(laneBinCount); cleanedImaginary = .zeroed(laneBinCount)
         priorVariance = .zeroed(laneBinCount)
@@ -80,33 +103,57 @@ final class ResidualPathKalman {
 
     /// Forgets the leftover's path (H to zero, P to its prior); the reference's frames stay. Real-time safe.
     func reset() {
-        let spectra = frameCount * laneBinCount
+        let spectra = longestFrameCount * laneBinCount
         weightReal.update(repeating: 0, count: spectra)
         weightImaginary.update(repeating: 0, count: spectra)
-        covarianceReal.update(repeating: 0, count: frameCount * spectra)
-        covarianceImaginary.update(repeating: 0, count: frameCount * spectra)
+        covarianceReal.update(repeating: 0, count: covarianceFloatCount)
+        covarianceImaginary.update(repeating: 0, count: covarianceFloatCount)
         for k in stride(from: 0, to: laneBinCount, by: 4) {
-            for i in 0..<frameCount {
+            for i in 0..<(k < growth.binCount ? longestFrameCount : frameCount) {
                 store(BinLanes(repeating: Self.initialVariance), covarianceReal + entry(k, i, i), 0)
             }
         }
         isReset = true
     }
 
-    /// Where P's entry (i, j) of bins k … k + 3 starts (k a multiple of 4).
+    /// Where P's entry (i, j) of bins k … k + 3 starts (k a multiple of 4): the groups that grow first, each laid out
+    /// for `longestFrameCount` frames, then the others for `frameCount`.
     @inline(__always) private func entry(_ k: Int, _ i: Int, _ j: Int) -> Int {
-        (((k &>> 2) &* frameCount &+ i) &* frameCount &+ j) &<< 2
+        let group = k &>> 2, grownGroups = growth.binCount &>> 2, long = longestFrameCount, short = frameCount
+        let isLong = group < grownGroups
+        let start = isLong ? group &* long &* long : grownGroups &* long &* long &+ (group &- grownGroups) &* short &* short
+        return (start &+ i &* (isLong ? long : short) &+ j) &<< 2
     }
 
     /// Where Pu*'s entry i of bins k … k + 3 starts.
-    @inline(__always) private func gainEntry(_ k: Int, _ i: Int) -> Int { ((k &>> 2) &* frameCount &+ i) &<< 2 }
+    @inline(__always) private func gainEntry(_ k: Int, _ i: Int) -> Int { ((k &>> 2) &* longestFrameCount &+ i) &<< 2 }
 
-    @inline(__always) private func frame(_ age: Int) -> Int { (newest - age + frameCount) % frameCount * laneBinCount }
+    @inline(__always) private func frame(_ age: Int) -> Int {
+        (newest - age + longestFrameCount) % longestFrameCount * laneBinCount
+    }
+
+    /// Makes the filter what its `growth` says, for good (`reset` keeps it so): the low bins span its frames, the
+    /// added ones starting from zero at their prior variance, uncorrelated with the others, as after `reset` (the ring
+    /// holds the reference's frames they read already), and every bin's walk takes its leak. Real-time safe.
+    func grow() {
+        isGrown = true
+        leak = growth.leak
+    }
+
+    /// The frames the filters of bins k … k + 3 span (k a multiple of 4).
+    @inline(__always) private func span(_ k: Int) -> Int {
+        isGrown && k < growth.binCount ? growth.frameCount : frameCount
+    }
+
+    /// The bins (a multiple of 4 from 0) whose filters span frame `age`.
+    @inline(__always) private func binsSpanning(age: Int) -> Int {
+        age < frameCount ? laneBinCount : isGrown ? growth.binCount : 0
+    }
 
     /// Takes this frame's reference spectrum. Real-time safe.
     func add(referenceReal real: UnsafeMutablePointer<Float>,
              referenceImaginary imaginary: UnsafeMutablePointer<Float>) {
-        newest = (newest + 1) % frameCount
+        newest = (newest + 1) % longestFrameCount
         (referenceReal + newest * laneBinCount).update(from: real, count: laneBinCount)
         (referenceImaginary + newest * laneBinCount).update(from: imaginary, count: laneBinCount)
     }
@@ -114,7 +161,7 @@ final class ResidualPathKalman {
     /// Takes the estimate off the output spectrum (into `cleanedReal`, `cleanedImaginary`) and learns from what is
     /// left. Real-time safe.
     func cancel(outputReal: UnsafeMutablePointer<Float>, outputImaginary: UnsafeMutablePointer<Float>) {
-        let m = frameCount, n = laneBinCount
+        let m = isGrown ? growth.frameCount : frameCount, n = laneBinCount
         cleanedReal.update(from: outputReal, count: n)
         cleanedImaginary.update(from: outputImaginary, count: n)
         // The estimate Σⱼ H_j X_j comes off; the span's reference power is summed on the way.
@@ -124,7 +171,7 @@ final class ResidualPathKalman {
         }
         for j in 0..<m {
             let x = frame(j), w = j * n
-            for k in stride(from: 0, to: n, by: 4) {
+            for k in stride(from: 0, to: binsSpanning(age: j), by: 4) {
                 let xr = lanes(referenceReal + x, k), xi = lanes(referenceImaginary + x, k)
                 let hr = lanes(weightReal + w, k), hi = lanes(weightImaginary + w, k)
                 store(lanes(cleanedReal, k) - (hr * xr - hi * xi), cleanedReal, k)
@@ -140,10 +187,10 @@ final class ResidualPathKalman {
         // Pu* and q = uᵀPu*, with u the reference's frames (newest first).
         for i in 0..<m {
             let u = frame(i)
-            for k in stride(from: 0, to: n, by: 4) {
+            for k in stride(from: 0, to: binsSpanning(age: i), by: 4) {
                 var sr = BinLanes(), si = BinLanes()
                 let row = entry(k, i, 0)
-                for j in 0..<m {
+                for j in 0..<span(k) {
                     let p = row &+ j &<< 2, x = frame(j)
                     let pr = lanes(covarianceReal + p, 0), pi = lanes(covarianceImaginary + p, 0)
                     let xr = lanes(referenceReal + x, k), xi = lanes(referenceImaginary + x, k)
@@ -159,8 +206,10 @@ final class ResidualPathKalman {
         isReset = false
         // H += g·e with g = Pu*/(q + ψ); P −= (Pu*)(Pu*)ᴴ/(q + ψ); then the walk: H leaks, P takes the process
         // noise.
-        let walk = BinLanes(repeating: (1 - leak * leak) / Float(m)), leakAll = BinLanes(repeating: leak)
+        let leakAll = BinLanes(repeating: leak)
         for k in stride(from: 0, to: n, by: 4) {
+            let m = span(k)
+            let walk = BinLanes(repeating: (1 - leak * leak) / Float(m))
             // Bins the reference left silent over the whole span learn nothing and keep what they had.
             let active = lanes(referencePower, k) .> 1e-20
             let inverse = (1 / (lanes(priorVariance, k) + lanes(errorPower, k) + 1e-30))
