@@ -133,7 +133,7 @@ public final class ResidualEchoSuppressor {
     /// `reverberantLeftoverPathSeconds`).
     /// Real-time safe.
     var isRoomRingingLong = false {
-        didSet { if isRoomRingingLong && !leftoverPath.isGrown { leftoverPath.grow() } }
+        didSet { if isRoomRingingLong { leftoverPath.grow() } }
     }
     /// Whether this block's output is likely a talker the detector does not hear (`UnheardTalkerWatch`): the ratios
     /// then learn from it as under a talker heard, not at the full rate of far-end single talk for sure, and the

@@ -23,8 +23,8 @@ final class ResidualPathKalman {
     let laneBinCount: Int
     /// The reference frames each bin's filter spans until `grow`.
     let frameCount: Int
-    /// What `grow` makes of the filter: the frames the low bins then span, how many bins (a multiple of 4), and the
-    /// leak per frame of every bin's walk.
+    /// What `grow` makes of the filter: the frames the low bins then span, how many bins from 0 (rounded up to whole
+    /// groups of four), and the leak per frame of every bin's walk.
     struct Growth {
         var frameCount: Int
         var binCount: Int
@@ -32,7 +32,7 @@ final class ResidualPathKalman {
     }
     private let growth: Growth
     /// Whether `grow` was called.
-    private(set) var isGrown = false
+    private var isGrown = false
     /// The most frames a bin's filter spans, grown or not: the reference ring's layout, and the covariance's of the
     /// bins that grow (the others' is laid out for `frameCount`).
     private let longestFrameCount: Int
