@@ -39,20 +39,30 @@ struct ProcessRateTests {
         #expect(abs(Signal.powerDB(Array(playedSteady)) - 10 * log10(0.045)) < 0.5)
     }
 
-    @Test("the offline processor rejects voice rates outside the list")
+    @Test("the offline processor rejects voice rates and processing blocks outside the lists")
     func unsupportedVoiceRate() {
         #expect(throws: VoiceProcessingError.self) { try OfflineVoiceProcessor(deviceRate: 48000, voiceRate: 44100) }
+        let error = #expect(throws: VoiceProcessingError.self) {
+            try OfflineVoiceProcessor(deviceRate: 48000, voiceRate: 16000, processingBlockMilliseconds: 7)
+        }
+        guard case .unsupportedBlock(milliseconds: 7)? = error else {
+            Issue.record("a 7 ms block: \(String(describing: error))")
+            return
+        }
     }
 
-    @Test("the offline processor cancels a recorded room's echo; its output is aligned with the microphone")
-    func offlineMatchesContract() throws {
+    /// At 10 ms blocks (`process`'s default) and at 5 ms (a call's unit): the same count, the echo down, no lag.
+    @Test("the offline processor cancels a recorded room's echo; its output is aligned with the microphone",
+          arguments: [10, 5])
+    func offlineMatchesContract(blockMilliseconds: Int) throws {
         var room = UnitTests.room()
         room.nearTalker = try Signal.fixture("near-speech-16k.wav", sampleRate: 48000)
         room.nearTalkerStartSeconds = 6
         let harness = try UnitHarness(room: room, far: try Signal.farSpeech(seconds: 6), recordSeconds: 10)
         try harness.run(seconds: 10)
         let recording = harness.room.recording()
-        let processor = try OfflineVoiceProcessor(deviceRate: 48000, voiceRate: 16000)
+        let processor = try OfflineVoiceProcessor(deviceRate: 48000, voiceRate: 16000,
+                                                  processingBlockMilliseconds: blockMilliseconds)
         processor.enableAGC = false
         let voice = processor.process(microphone: recording.microphone, loudspeaker: recording.loudspeaker)
         #expect(voice.count == recording.microphone.count / 3)
@@ -61,7 +71,8 @@ struct ProcessRateTests {
         #expect(erle > 15, "offline ERLE \(erle) dB")
         // Conversion only (the canceller's DC notch shifts the phase of low frequencies): the output follows the
         // microphone without a lag, as the process contract's time base requires.
-        let converter = try OfflineVoiceProcessor(deviceRate: 48000, voiceRate: 16000)
+        let converter = try OfflineVoiceProcessor(deviceRate: 48000, voiceRate: 16000,
+                                                  processingBlockMilliseconds: blockMilliseconds)
         converter.bypass = true
         let converted = converter.process(microphone: recording.microphone, loudspeaker: recording.loudspeaker)
         let mic16k = stride(from: 0, to: recording.microphone.count, by: 3).map { recording.microphone[$0] }

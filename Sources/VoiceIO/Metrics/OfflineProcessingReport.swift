@@ -9,6 +9,8 @@ public struct OfflineProcessingReport: Sendable, Hashable, Codable {
     public var bypass: Bool
     public var agc: Bool
     public var ns: Bool
+    /// The processing stage's block, in milliseconds.
+    public var processingBlockMilliseconds: Int
     /// Smoothed ERLE at the end of the run, in dB.
     public var erleDB: Double
     /// ERLE over the whole run: counted and skipped blocks.
@@ -34,6 +36,7 @@ public struct OfflineProcessingReport: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case voiceRate = "voice_rate", deviceRate = "device_rate", frames, bypass, agc, ns, erleDB = "erle_db", erle
+        case processingBlockMilliseconds = "block_ms"
         case delayMilliseconds = "delay_ms", delayEstimated = "delay_estimated", driftPPM = "drift_ppm"
         case doubleTalkFraction = "double_talk_fraction", realignments, divergenceResets = "divergence_resets"
         case pathShifts = "path_shifts"
@@ -50,6 +53,7 @@ public struct OfflineProcessingReport: Sendable, Hashable, Codable {
         bypass = processor.bypass
         agc = processor.enableAGC
         ns = isNoiseSuppressionEnabled
+        processingBlockMilliseconds = processor.processingBlockMilliseconds
         erleDB = Double(processor.erleDB)
         erle = processor.erle
         delayMilliseconds = Double(processor.delayMilliseconds)

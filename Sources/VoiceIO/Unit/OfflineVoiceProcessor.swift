@@ -11,6 +11,9 @@ public final class OfflineVoiceProcessor {
     public let voiceFormat: StreamFormat
     /// Frames per device period fed at a time (10 ms).
     public let periodFrames: Int
+    /// The processing stage's block, in milliseconds (`VoiceProcessingSettings.processingBlockMilliseconds`): 10, or
+    /// 5 as a call's unit runs (`CallEndpoint.unitSettings`).
+    public let processingBlockMilliseconds: Int
     private let chain: CaptureChain
     private let output: SPSCRing<Float>
 
@@ -23,9 +26,14 @@ public final class OfflineVoiceProcessor {
     /// reference leads what the loudspeaker plays by that delay; give that delay here (a simulated room's
     /// recordings: one period) to replay a live run as the unit saw it. The echo canceller's result can depend on
     /// when in the signal it locks and starts adapting (on sustained music, by several dB), so a replay without
-    /// the lead need not give the live figures.
-    public init(deviceRate: Int, voiceRate: Int, settings: EchoPipelineSettings = .init(), referenceLeadFrames: Int = 0)
-        throws(VoiceProcessingError) {
+    /// the lead need not give the live figures. `processingBlockMilliseconds`: one of
+    /// `VoiceProcessingSettings.processingBlockDurations` (otherwise `VoiceProcessingError.unsupportedBlock`).
+    public init(deviceRate: Int, voiceRate: Int, settings: EchoPipelineSettings = .init(), referenceLeadFrames: Int = 0,
+                processingBlockMilliseconds: Int = 10) throws(VoiceProcessingError) {
+        guard VoiceProcessingSettings.processingBlockDurations.contains(processingBlockMilliseconds) else {
+            throw .unsupportedBlock(milliseconds: processingBlockMilliseconds)
+        }
+        self.processingBlockMilliseconds = processingBlockMilliseconds
         do {
             voiceFormat = try StreamFormat.voice(sampleRate: voiceRate)
             _ = try StreamFormat(sampleRate: deviceRate)
@@ -38,7 +46,8 @@ public final class OfflineVoiceProcessor {
         do {
             // As a running unit, which starts from the device's reported delay.
             chain = try CaptureChain(deviceRate: deviceRate, voiceRate: voiceRate, maximumPeriodFrames: periodFrames,
-                                     settings: settings, initialDelayFrames: self.referenceLeadFrames)
+                                     blockMilliseconds: processingBlockMilliseconds, settings: settings,
+                                     initialDelayFrames: self.referenceLeadFrames)
         } catch {
             throw .speex(error)
         }
