@@ -30,9 +30,7 @@ public final class OfflineVoiceProcessor {
     /// `VoiceProcessingSettings.processingBlockDurations` (otherwise `VoiceProcessingError.unsupportedBlock`).
     public init(deviceRate: Int, voiceRate: Int, settings: EchoPipelineSettings = .init(), referenceLeadFrames: Int = 0,
                 processingBlockMilliseconds: Int = 10) throws(VoiceProcessingError) {
-        guard VoiceProcessingSettings.processingBlockDurations.contains(processingBlockMilliseconds) else {
-            throw .unsupportedBlock(milliseconds: processingBlockMilliseconds)
-        }
+        try VoiceProcessingSettings.validate(processingBlockMilliseconds: processingBlockMilliseconds)
         self.processingBlockMilliseconds = processingBlockMilliseconds
         do {
             voiceFormat = try StreamFormat.voice(sampleRate: voiceRate)

@@ -41,6 +41,11 @@ public struct VoiceProcessingSettings: Sendable, Hashable {
 
     /// Processing block durations the stage supports, in milliseconds.
     public static let processingBlockDurations = [5, 10]
+
+    /// Throws `VoiceProcessingError.unsupportedBlock` for a block outside `processingBlockDurations`.
+    static func validate(processingBlockMilliseconds milliseconds: Int) throws(VoiceProcessingError) {
+        guard processingBlockDurations.contains(milliseconds) else { throw .unsupportedBlock(milliseconds: milliseconds) }
+    }
     /// Other audio queued ahead of the loudspeaker, at most, in milliseconds.
     public var otherAudioCapacityMilliseconds = 2000.0
     /// Processed voice kept for the app to read, at most, in milliseconds.
@@ -90,9 +95,7 @@ public final class VoiceProcessingIO: @unchecked Sendable {
     public init(device: any AudioDevice, voiceFormat: StreamFormat, settings: VoiceProcessingSettings = .init(),
                 logger: Logger = Logger(label: "VoiceIO")) throws(VoiceProcessingError) {
         guard voiceFormat.channelCount == 1 else { throw .notMono(voiceFormat) }
-        guard VoiceProcessingSettings.processingBlockDurations.contains(settings.processingBlockMilliseconds) else {
-            throw .unsupportedBlock(milliseconds: settings.processingBlockMilliseconds)
-        }
+        try VoiceProcessingSettings.validate(processingBlockMilliseconds: settings.processingBlockMilliseconds)
         do {
             _ = try StreamFormat.voice(sampleRate: voiceFormat.sampleRate, sampleType: voiceFormat.sampleType)
         } catch {
