@@ -354,14 +354,13 @@ public final class ResidualEchoSuppressor {
         }
         let windowCount = 2 * blockFrameCount
         let rate = BlockRate(blocksPerSecond: Double(sampleRate) / Double(blockFrameCount))
-        func leak(memorySeconds: Double) -> Float { Float(exp(-1 / (memorySeconds * rate.blocksPerSecond))) }
         leftoverPath = ResidualPathKalman(
             laneBinCount: laneBinCount, frameCount: max(1, rate.blocks(seconds: Self.leftoverPathSeconds)),
-            leak: leak(memorySeconds: Self.leftoverPathMemorySeconds),
+            leak: rate.decayPerBlock(seconds: Self.leftoverPathMemorySeconds),
             growth: ResidualPathKalman.Growth(
                 frameCount: rate.blocks(seconds: Self.reverberantLeftoverPathSeconds),
                 binCount: Int(Self.reverberantLeftoverPathHighestHertz * Double(windowCount) / Double(sampleRate)),
-                leak: leak(memorySeconds: Self.reverberantLeftoverPathMemorySeconds)))
+                leak: rate.decayPerBlock(seconds: Self.reverberantLeftoverPathMemorySeconds)))
         window = filled(windowCount, 0)
         for n in 0..<windowCount { window[n] = Float(sin(Double.pi * (Double(n) + 0.5) / Double(windowCount))) }
         outputHistory = filled(windowCount, 0)
@@ -387,7 +386,7 @@ public final class ResidualEchoSuppressor {
         crossImaginary = filled(laneBinCount, 0)
         estimatePower = filled(laneBinCount, 0)
         smoothedOutputPower = filled(laneBinCount, 0)
-        coherenceSmoothing = Float(exp(-Double(blockFrameCount) / (Self.coherenceSeconds * Double(sampleRate))))
+        coherenceSmoothing = rate.decayPerBlock(seconds: Self.coherenceSeconds)
         gains = filled(laneBinCount, 1)
         self.longestLateDelayBlocks = max(1, longestLateDelayBlocks)
         lateDelayBlocks = self.longestLateDelayBlocks

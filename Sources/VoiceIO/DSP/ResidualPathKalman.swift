@@ -121,10 +121,10 @@ final class ResidualPathKalman {
     /// per row. Until `grow` every group's is `frameCount` square, one after the other; grown, the groups that grew
     /// come first, each `longestFrameCount` square, then the others: as compact as the spans the updates walk (laid out
     /// for the longest span from the start, with Pu*'s groups as far apart, a short room's whole processing cost 8 %
-    /// more; 3 % so).
-    @inline(__always) private func layout(_ k: Int) -> (start: Int, rowLength: Int) {
+    /// more; 3 % so). `grown`: the layout before or after `grow` (nil: the current one).
+    @inline(__always) private func layout(_ k: Int, grown: Bool? = nil) -> (start: Int, rowLength: Int) {
         let group = k &>> 2, long = longestFrameCount, short = frameCount
-        let grownGroups = isGrown ? growth.binCount &>> 2 : 0
+        let grownGroups = grown ?? isGrown ? growth.binCount &>> 2 : 0
         return group < grownGroups ? (group &* long &* long, long)
             : (grownGroups &* long &* long &+ (group &- grownGroups) &* short &* short, short)
     }
@@ -154,7 +154,7 @@ final class ResidualPathKalman {
         // Every group's rows move from the short layout to the grown one, the last first: each row moves to where it
         // was or later, past the rows before it, which are still to move.
         for group in stride(from: laneBinCount / 4 - 1, through: 0, by: -1) {
-            let from = (start: group * frameCount * frameCount, rowLength: frameCount), to = layout(group * 4)
+            let from = layout(group * 4, grown: false), to = layout(group * 4)
             for i in stride(from: frameCount - 1, through: 0, by: -1) {
                 (covarianceReal + entry(to, i, 0)).update(from: covarianceReal + entry(from, i, 0), count: rowFloats)
                 (covarianceImaginary + entry(to, i, 0)).update(from: covarianceImaginary + entry(from, i, 0),
