@@ -5,33 +5,67 @@ import Testing
 @Suite struct MisadjustmentMonitorTests {
     /// Feeds `blocks` far-end blocks of 160 frames to `monitor`, each frame's estimate and error from `frame`
     /// (given the block, counted from 1, and the seeded noise); the microphone is their sum, the reference's power
-    /// `referencePower` of the block, what the detector tells of a near talker `nearTalker` of the block. Returns the
-    /// first finding and its block, or nil.
+    /// `referencePower` of the block, what the detector tells of a near talker `nearTalker` of the block. Each block
+    /// goes to the monitor as `parts` processing blocks of 160 / `parts` frames (a call's 5 ms blocks: 2), the
+    /// reference's power shared among them. Returns the first finding and its block, or nil.
     static func firstFinding(_ monitor: MisadjustmentMonitor = MisadjustmentMonitor(), seed: UInt32, blocks: Int,
+                             parts: Int = 1,
                              referencePower: (_ block: Int) -> Float = { _ in 1 },
                              nearTalker: (_ block: Int) -> MisadjustmentMonitor.NearTalker = { _ in .quiet },
                              frame: (_ block: Int, _ noise: inout SeededNoise) -> (estimate: Float, error: Float))
         -> (MisadjustmentMonitor.Finding, Int)? {
         var monitor = monitor
         var noise = SeededNoise(state: seed)
-        var estimate = [Float](repeating: 0, count: 160), error = [Float](repeating: 0, count: 160)
+        let partFrames = 160 / parts
+        var estimate = [Float](repeating: 0, count: partFrames), error = [Float](repeating: 0, count: partFrames)
         for block in 1...blocks {
-            var microphonePower: Float = 0
-            for index in 0..<160 {
-                (estimate[index], error[index]) = frame(block, &noise)
-                let microphone = error[index] + estimate[index]
-                microphonePower += microphone * microphone
-            }
-            let finding = estimate.withUnsafeBufferPointer { y in
-                error.withUnsafeBufferPointer { e in
-                    monitor.observe(error: e, estimate: y, microphonePower: microphonePower,
-                                    referencePower: referencePower(block), farEndActive: true,
-                                    nearTalker: nearTalker(block))
+            for _ in 0..<parts {
+                var microphonePower: Float = 0
+                for index in 0..<partFrames {
+                    (estimate[index], error[index]) = frame(block, &noise)
+                    let microphone = error[index] + estimate[index]
+                    microphonePower += microphone * microphone
                 }
+                let finding = estimate.withUnsafeBufferPointer { y in
+                    error.withUnsafeBufferPointer { e in
+                        monitor.observe(error: e, estimate: y, microphonePower: microphonePower,
+                                        referencePower: referencePower(block) / Float(parts), farEndActive: true,
+                                        nearTalker: nearTalker(block))
+                    }
+                }
+                if let finding { return (finding, block) }
             }
-            if let finding { return (finding, block) }
         }
         return nil
+    }
+
+    /// A call's 5 ms blocks are judged in pairs, as the 10 ms blocks the verdicts were tuned on: a moved path (sudden),
+    /// an error that opposes the estimate (sustained) and a near talker (none) are found as at 10 ms, at the same 10 ms
+    /// block. Judged one by one, the 5 ms blocks settle in half the time and find the opposing error 100 blocks of 10 ms
+    /// sooner: the counts count.
+    @Test func judgesShorterBlocksTenMillisecondsAtATime() throws {
+        let paired = MisadjustmentMonitor(leadBlocks: 4, blocksPerJudgedBlock: 2)
+        func moved(_ monitor: MisadjustmentMonitor, parts: Int, path: Bool) -> (MisadjustmentMonitor.Finding, Int)? {
+            Self.firstFinding(monitor, seed: 11, blocks: 400, parts: parts) { block, noise in
+                let y = 0.1 * noise.next(), other = 0.1 * noise.next()
+                return (y, block <= 300 ? 0.003 * noise.next() : path ? other - y : other)
+            }
+        }
+        func opposed(_ monitor: MisadjustmentMonitor, parts: Int) -> (MisadjustmentMonitor.Finding, Int)? {
+            Self.firstFinding(monitor, seed: 7, blocks: 400, parts: parts) { _, noise in
+                let estimate = 0.1 * noise.next()
+                return (estimate, -0.8 * estimate + 0.03 * noise.next())
+            }
+        }
+        let tenMillisecondMove = try #require(moved(MisadjustmentMonitor(), parts: 1, path: true))
+        let pairedMove = try #require(moved(paired, parts: 2, path: true))
+        #expect(pairedMove.0 == .sudden && pairedMove.1 == tenMillisecondMove.1)
+        #expect(moved(paired, parts: 2, path: false) == nil)
+        let tenMillisecondOpposed = try #require(opposed(MisadjustmentMonitor(), parts: 1))
+        let pairedOpposed = try #require(opposed(paired, parts: 2))
+        #expect(pairedOpposed.0 == .sustained && pairedOpposed.1 == tenMillisecondOpposed.1)
+        let unpaired = try #require(opposed(MisadjustmentMonitor(leadBlocks: 4), parts: 2))
+        #expect(unpaired.1 <= tenMillisecondOpposed.1 - 100, "found at 10 ms block \(unpaired.1)")
     }
 
     /// Far-end blocks whose error is `coupling` × estimate + independent noise of `noiseLevel`: the block (counted

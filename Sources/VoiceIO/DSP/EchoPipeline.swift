@@ -80,6 +80,8 @@ public final class EchoPipeline: VoiceProcessor {
     private var unheardTalker: UnheardTalkerWatch
     /// Blocks by which the aligned reference leads the echo (`EchoAligner.defaultLeadMilliseconds`).
     private let alignmentLeadBlocks: Int
+    /// Blocks in 10 ms (`BlockRate.blocksPerTunedBlock`), which the misadjustment monitor judges together.
+    private let blocksPerTunedBlock: Int
     /// The DC notch the canceller's output carries (its own, narrowed below 12 kHz by `widener`).
     private var notch: DCNotch
     /// Pre-filters the microphone so the canceller's wide 8–11 kHz DC notch comes out as a narrow one; nil from 12 kHz.
@@ -228,8 +230,9 @@ public final class EchoPipeline: VoiceProcessor {
         preprocessor.isAGCEnabled = false
         let leadFrames = EchoAligner.defaultLeadMilliseconds * Double(sampleRate) / 1000
         alignmentLeadBlocks = Int((leadFrames / Double(blockFrameCount)).rounded(.up))
-        misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks)
         let blockRate = BlockRate(blocksPerSecond: Double(sampleRate) / Double(blockFrameCount))
+        blocksPerTunedBlock = blockRate.blocksPerTunedBlock
+        misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks, blocksPerJudgedBlock: blocksPerTunedBlock)
         echoPresence = EchoPresence(rate: blockRate)
         explained = ExplainedShare(rate: blockRate)
         leakedEcho = LeakedEchoWatch(rate: blockRate)
@@ -556,7 +559,7 @@ public final class EchoPipeline: VoiceProcessor {
         } else {
             suppressor.forgetEchoCoupling()
         }
-        misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks)
+        misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks, blocksPerJudgedBlock: blocksPerTunedBlock)
         shiftFinder.restart()
         isCheckingShift = false
         unheardTalker.restart()
