@@ -140,4 +140,17 @@ extension ComfortNoiseTests {
         #expect(split.background > 3e-5, "background floor \(split.background)")
         #expect(same.background == same.noise && same.noise == split.noise)
     }
+
+    /// The far end's echo from the very first frame (a call's first 5 ms block after the resampler's start): the first
+    /// frame sets both floors, and the echo, above them from then on, holds them there, neither at zero nor at the echo.
+    /// Held from zero as before, both floors stayed at zero (the public pump scene m06 at 5 ms blocks: digital silence).
+    @Test func theFirstFrameSetsTheFloorUnderEcho() {
+        let noise = ComfortNoise(binCount: 4, windowFrames: 150)
+        let room = [Float](repeating: 1e-6, count: 4), echo = [Float](repeating: 1e-3, count: 4)
+        for _ in 0..<100 { noise.track(power: room, echo: echo) }
+        for k in 0..<4 {
+            #expect(noise.noisePower[k] > 1e-6 && noise.noisePower[k] < 1e-5, "floor \(noise.noisePower[k])")
+            #expect(noise.backgroundPower[k] == noise.noisePower[k])
+        }
+    }
 }

@@ -87,6 +87,9 @@ public final class ComfortNoise {
     public func track(power: UnsafePointer<Float>, echo: UnsafePointer<Float>? = nil, holdsRise: Bool = false,
                       backgroundHoldsRise: Bool? = nil) {
         let backgroundHolds = backgroundHoldsRise ?? holdsRise
+        // The first frame sets both floors, whatever the echo: held from nothing, they stayed there while the far end
+        // talked on.
+        let isFirst = !initialised
         if !initialised {
             smoothedPower.update(from: power, count: binCount)
             currentMinimum.update(from: power, count: binCount)
@@ -104,8 +107,8 @@ public final class ComfortNoise {
                 smoothedEcho[k] += Self.smoothingWeight * (echo[k] - smoothedEcho[k])
                 echoPower = smoothedEcho[k]
             }
-            if Self.takes(floor, over: noisePower[k], held: holdsRise, echo: echoPower) { noisePower[k] = floor }
-            if Self.takes(floor, over: backgroundPower[k], held: backgroundHolds, echo: echoPower) {
+            if isFirst || Self.takes(floor, over: noisePower[k], held: holdsRise, echo: echoPower) { noisePower[k] = floor }
+            if isFirst || Self.takes(floor, over: backgroundPower[k], held: backgroundHolds, echo: echoPower) {
                 backgroundPower[k] = floor
             }
         }

@@ -271,6 +271,12 @@ public final class ResidualEchoSuppressor {
     private static var hangoverSeconds: Double { 0.08 }
     /// `quietSeconds` in blocks.
     private let quietBlocks: Int
+    /// Blocks left before the comfort noise's floor first tracks the output: the blocks before the first 10 ms block's
+    /// last, as at 10 ms blocks. A call's first 5 ms block of 8 kHz voice is the resampler's start, 40 dB under the room;
+    /// the floor started there, and while the far end talked its echo held the floor down (`ComfortNoise.track`): the
+    /// output was digital silence through the far end's single talk until its first pause (the public pump scene m06 at
+    /// 5 ms blocks: 127 dB under the quiet stretch).
+    private var blocksBeforeNoiseFloor: Int
     /// `talkerTailSeconds` in blocks.
     private let talkerTailBlocks: Int
     private static var gainRecovery: Float { 0.5 }
@@ -390,6 +396,7 @@ public final class ResidualEchoSuppressor {
         coupling = ResidualEchoCoupling(laneBinCount: laneBinCount, rate: rate)
         detector = DoubleTalkDetector(hangoverFrames: rate.blocks(seconds: Self.hangoverSeconds))
         detectionMean = TunedBlockMean(blockCount: rate.blocksPerTunedBlock)
+        blocksBeforeNoiseFloor = rate.blocksPerTunedBlock - 1
         audibleResidualEcho = filled(laneBinCount, 0)
         residualEcho = filled(laneBinCount, 0)
         coherentEcho = filled(laneBinCount, 0)
@@ -504,8 +511,13 @@ public final class ResidualEchoSuppressor {
         // scene k02: 10-20 dB above the room, ERLE 26.6 dB; 29.1 held). The detector and the ratios keep the
         // floor that may rise in the far end's pauses: read against the held one, a long tail's leftovers after
         // double talk passed for a talker (our pathchange scene p07: 39.0 -> 32.6 dB).
-        comfortNoise.track(power: outputPower, echo: residualEcho, holdsRise: !isNearEndQuiet,
-                           backgroundHoldsRise: farEndActive && !isNearEndQuiet)
+        // The floor starts from the first 10 ms of output (`blocksBeforeNoiseFloor`).
+        if blocksBeforeNoiseFloor > 0 {
+            blocksBeforeNoiseFloor -= 1
+        } else {
+            comfortNoise.track(power: outputPower, echo: residualEcho, holdsRise: !isNearEndQuiet,
+                               backgroundHoldsRise: farEndActive && !isNearEndQuiet)
+        }
         noise.update(from: comfortNoise.backgroundPower, count: binCount)
 
         // Residual echo estimate and the double-talk decision.
