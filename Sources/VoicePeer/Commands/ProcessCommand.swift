@@ -29,9 +29,7 @@ struct ProcessCommand: ParsableCommand {
     @Option(name: .customLong("reference-lead-ms"),
             help: "Take the echo reference this far ahead of FAR, in ms: the device's playback delay, to replay a live run (simulate's recordings: its report's deviceReportedDelayMilliseconds). (default: 0)")
     var referenceLeadMilliseconds = 0.0
-    @Option(name: .customLong("block-ms"),
-            help: "Processing block in ms: 10, or 5 as a call's unit runs (voicepeer call with 20 ms frames or shorter).")
-    var blockMilliseconds = 10
+    @OptionGroup var block: ProcessingBlockOptions
 
     /// Processed voice written to the file at a time, in seconds.
     static let writeSeconds = 0.1
@@ -53,7 +51,7 @@ struct ProcessCommand: ParsableCommand {
             let processor = try OfflineVoiceProcessor(deviceRate: micReader.format.sampleRate,
                                                       voiceRate: voiceFormat.sampleRate, settings: settings,
                                                       referenceLeadFrames: leadFrames,
-                                                      processingBlockMilliseconds: blockMilliseconds)
+                                                      processingBlockMilliseconds: block.blockMilliseconds)
             processor.bypass = bypass
             processor.enableAGC = !noAGC
             // Created first and written as the voice is produced, in pieces of `writeSeconds` (its header valid after

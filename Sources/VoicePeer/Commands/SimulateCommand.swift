@@ -38,9 +38,7 @@ struct SimulateCommand: ParsableCommand {
     var bypass = false
     @Flag(name: .customLong("no-agc"), help: "Turn automatic gain control off.")
     var noAGC = false
-    @Option(name: .customLong("block-ms"),
-            help: "Processing block in ms: 10, or 5 as a call's unit runs (voicepeer call with 20 ms frames or shorter).")
-    var blockMilliseconds = 10
+    @OptionGroup var block: ProcessingBlockOptions
     @Option(name: .customLong("duck-db"), help: "Duck the app sound by this many dB while someone talks.")
     var duckDB: Float?
     @Option(name: .customLong("delay-ms"), help: "Bulk echo delay in milliseconds.")
@@ -102,7 +100,7 @@ struct SimulateCommand: ParsableCommand {
 
             var settings = VoiceProcessingSettings()
             settings.requestedDeviceRate = deviceRate
-            settings.processingBlockMilliseconds = blockMilliseconds
+            settings.processingBlockMilliseconds = block.blockMilliseconds
             let unit = try VoiceProcessingIO(device: device, voiceFormat: voiceFormat, settings: settings)
             unit.bypassVoiceProcessing = bypass
             unit.enableAGC = !noAGC
