@@ -78,10 +78,9 @@ public final class EchoPipeline: VoiceProcessor {
     private var leakedEcho: LeakedEchoWatch
     /// Whether a talker the suppressor's detector does not hear is likely, in a room that rings past the filter.
     private var unheardTalker: UnheardTalkerWatch
-    /// Blocks by which the aligned reference leads the echo (`EchoAligner.defaultLeadMilliseconds`).
-    private let alignmentLeadBlocks: Int
-    /// Blocks in 10 ms (`BlockRate.blocksPerTunedBlock`), which the misadjustment monitor judges together.
-    private let blocksPerTunedBlock: Int
+    /// The misadjustment monitor as a restarted filter gets it: the aligned reference's lead over the echo
+    /// (`EchoAligner.defaultLeadMilliseconds`) in blocks, the blocks of 10 ms it judges together.
+    private let freshMisadjustment: MisadjustmentMonitor
     /// The DC notch the canceller's output carries (its own, narrowed below 12 kHz by `widener`).
     private var notch: DCNotch
     /// Pre-filters the microphone so the canceller's wide 8–11 kHz DC notch comes out as a narrow one; nil from 12 kHz.
@@ -229,10 +228,10 @@ public final class EchoPipeline: VoiceProcessor {
         preprocessor.agcMaxGainDB = settings.agcMaxGainDB
         preprocessor.isAGCEnabled = false
         let leadFrames = EchoAligner.defaultLeadMilliseconds * Double(sampleRate) / 1000
-        alignmentLeadBlocks = Int((leadFrames / Double(blockFrameCount)).rounded(.up))
         let blockRate = BlockRate(blocksPerSecond: Double(sampleRate) / Double(blockFrameCount))
-        blocksPerTunedBlock = blockRate.blocksPerTunedBlock
-        misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks, blocksPerJudgedBlock: blocksPerTunedBlock)
+        freshMisadjustment = MisadjustmentMonitor(leadBlocks: Int((leadFrames / Double(blockFrameCount)).rounded(.up)),
+                                                  blocksPerJudgedBlock: blockRate.blocksPerTunedBlock)
+        misadjustment = freshMisadjustment
         echoPresence = EchoPresence(rate: blockRate)
         explained = ExplainedShare(rate: blockRate)
         leakedEcho = LeakedEchoWatch(rate: blockRate)
@@ -559,7 +558,7 @@ public final class EchoPipeline: VoiceProcessor {
         } else {
             suppressor.forgetEchoCoupling()
         }
-        misadjustment = MisadjustmentMonitor(leadBlocks: alignmentLeadBlocks, blocksPerJudgedBlock: blocksPerTunedBlock)
+        misadjustment = freshMisadjustment
         shiftFinder.restart()
         isCheckingShift = false
         unheardTalker.restart()

@@ -353,7 +353,8 @@ public final class ResidualEchoSuppressor {
                                     windowFrames: Int(Self.noiseWindowSeconds * Double(sampleRate)) / blockFrameCount,
                                     synthesisPowerScale: Float(size) / Float(blockFrameCount))
         quietBlocks = Int(Self.quietSeconds * Double(sampleRate)) / blockFrameCount
-        pausedPathMove = PausedPathMove(rate: BlockRate(blocksPerSecond: Double(sampleRate) / Double(blockFrameCount)))
+        let rate = BlockRate(blocksPerSecond: Double(sampleRate) / Double(blockFrameCount))
+        pausedPathMove = PausedPathMove(rate: rate)
         talkerTailBlocks = Int(Self.talkerTailSeconds * Double(sampleRate)) / blockFrameCount
         tailDecay = Float(exp(-6.9 * Double(blockFrameCount) / (Self.reverberationSeconds * Double(sampleRate))))
         restartedEchoFade = Float(pow(10, -2 * Double(blockFrameCount)
@@ -368,7 +369,6 @@ public final class ResidualEchoSuppressor {
             return pointer
         }
         let windowCount = 2 * blockFrameCount
-        let rate = BlockRate(blocksPerSecond: Double(sampleRate) / Double(blockFrameCount))
         leftoverPath = ResidualPathKalman(
             laneBinCount: laneBinCount, frameCount: max(1, rate.blocks(seconds: Self.leftoverPathSeconds)),
             leak: rate.decayPerBlock(seconds: Self.leftoverPathMemorySeconds),
