@@ -195,10 +195,7 @@ import Testing
         for seed: UInt64 in [41, 51, 61, 71, 81, 91, 101, 111] {
             let (far, microphone, near, talkerFrames) = try Self.scene(seed: seed, before: (60, 0.6), after: (90, 0.8),
                                                                        afterSeed: seed + 50, changeSeconds: 12.5)
-            let processor = try OfflineVoiceProcessor(deviceRate: Self.rate, voiceRate: Self.rate,
-                                                      processingBlockMilliseconds: 5)
-            processor.enableAGC = false
-            let output = processor.process(microphone: microphone, loudspeaker: far)
+            let (output, _) = try Scene.process(microphone: microphone, far: far, blockMilliseconds: 5)
             let end = Double(talkerFrames.upperBound) / Double(Self.rate)
             erles.append(Scene.erleDB(microphone, output, from: end, to: end + 0.5))
             let gain = Scene.nearGainDB(output, near: near, frames: talkerFrames)

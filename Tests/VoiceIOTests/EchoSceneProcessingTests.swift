@@ -9,9 +9,11 @@ struct EchoSceneProcessingTests {
     static let rate = 16000
     static let fixture = EchoSceneFixture(sampleRate: rate)
 
-    static func process(microphone: [Float], far: [Float], settings: EchoPipelineSettings = .init()) throws
-        -> (output: [Float], processor: OfflineVoiceProcessor) {
-        let processor = try OfflineVoiceProcessor(deviceRate: rate, voiceRate: rate, settings: settings)
+    /// `blockMilliseconds`: the unit's processing block (10, or 5 as a call's unit runs).
+    static func process(microphone: [Float], far: [Float], settings: EchoPipelineSettings = .init(),
+                        blockMilliseconds: Int = 10) throws -> (output: [Float], processor: OfflineVoiceProcessor) {
+        let processor = try OfflineVoiceProcessor(deviceRate: rate, voiceRate: rate, settings: settings,
+                                                  processingBlockMilliseconds: blockMilliseconds)
         processor.enableAGC = false
         return (processor.process(microphone: microphone, loudspeaker: far), processor)
     }
