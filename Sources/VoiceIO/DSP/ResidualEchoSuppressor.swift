@@ -63,8 +63,8 @@ import Glibc
 /// gain in double talk moved by 0.006 dB on average. Every estimate and decision above is still reckoned on the
 /// block filter's output: read on the stage's, the ratios learned its smaller, less predictable leftover, and the
 /// far end's single talk lost 6.6 dB of ERLE in our public q06 and reverberant r08. The detector alone also reads half
-/// the stage's estimate as echo left, outside a room that rings past the filter: the stage learns a path that moved
-/// under a talker, which the ratios cannot (`stagedEchoShare`). While the filter finds no echo
+/// the stage's estimate as echo left (a tenth in a room that rings past the filter): the stage learns a path that
+/// moved under a talker, which the ratios cannot (`stagedEchoShare`). While the filter finds no echo
 /// the stage stays at its start, and it starts over with the filter (`forgetLeftoverPath`). In a room that rings past
 /// the filter it grows to span half a second up to 4 kHz (`reverberantLeftoverPathSeconds`).
 ///
@@ -321,18 +321,22 @@ public final class ResidualEchoSuppressor {
     private static var reverberantLeftoverPathSeconds: Double { 0.5 }
     private static var reverberantLeftoverPathMemorySeconds: Double { 12 }
     private static var reverberantLeftoverPathHighestHertz: Double { 4000 }
-    /// The share of the second linear stage's estimate (`ResidualPathKalman`) the detector reads as echo left, outside a
-    /// room that rings past the filter (`isRoomRingingLong`). That stage learns a moved path under the talker, where the
-    /// suppressor's ratios, learned on the old path, cannot: after the talker the new path's leftover stood over the
-    /// ratios' estimate and passed for a talker, at the gentle gain of double talk (our dt-change t09: 20-37 dB per half
-    /// second from 1 to 3 s after the double talk, ERLE 32.5 dB; 51-60 dB so, 40.7). At half its power, over our 131
-    /// tuning scenes ERLE rose in 14 (far-speaker f04 36.0 -> 43.6, late-dt-change u01 30.8 -> 35.1) and fell in
-    /// one by 0.03 dB, double talk's STOI moved by 0.001 at most; at a call's 5 ms blocks ERLE rose in 47 (the public
-    /// q08 40.4 -> 49.2, reverberant r08 28.0 -> 31.1), fell in 7 by 0.16 dB at most, STOI fell by 0.017 at most
-    /// (changes c05, 0.983 -> 0.966). At its whole power t09's talker lost 0.010 of STOI (0.931 -> 0.921). In a room
-    /// that rings past the filter the grown stage's estimate of a path moved under the talker took the talker's words
-    /// (our hall w01: DT STOI 0.771 -> 0.720 at half), which is why it is left out there.
+    /// The share of the second linear stage's estimate (`ResidualPathKalman`) the detector reads as echo left, and in a
+    /// room that rings past the filter (`isRoomRingingLong`; `ringingStagedEchoShare`). That stage learns a moved path
+    /// under the talker, where the suppressor's ratios, learned on the old path, cannot: after the talker the new path's
+    /// leftover stood over the ratios' estimate and passed for a talker, at the gentle gain of double talk (our
+    /// dt-change t09: 20-37 dB per half second from 1 to 3 s after the double talk, ERLE 32.5 dB; 51-60 dB so, 40.7).
+    /// At half its power, over our 131 tuning scenes ERLE rose in 14 (far-speaker f04 36.0 -> 43.6, late-dt-change u01
+    /// 30.8 -> 35.1) and fell in one by 0.03 dB, double talk's STOI moved by 0.001 at most; at a call's 5 ms blocks ERLE
+    /// rose in 47 (the public q08 40.4 -> 49.2, reverberant r08 28.0 -> 31.1), fell in 7 by 0.16 dB at most, STOI fell
+    /// by 0.017 at most (changes c05, 0.983 -> 0.966). At its whole power t09's talker lost 0.010 of STOI (0.931 ->
+    /// 0.921). In a room that rings past the filter the grown stage's estimate of a path moved under the talker took
+    /// the talker's words (our hall w01: DT STOI 0.771 -> 0.720 at half, 0.744 at a quarter); at a tenth STOI moved in
+    /// 2 of the 131 scenes, both up (r08 0.930 -> 0.933), ERLE rose in 16 (far-speaker f11 40.5 -> 43.2 dB, hall w02
+    /// 45.4 -> 48.0; at 5 ms blocks f02 36.1 -> 40.6) and fell in 5 (soft-near o08 35.6 -> 34.3 dB, the rest by 0.14
+    /// at most).
     private static var stagedEchoShare: Float { 0.5 }
+    private static var ringingStagedEchoShare: Float { 0.1 }
     /// Magnitude-squared coherence of the output with the estimate below which the output counts as unexplained.
     private static var minimumCoherence: Float { 0.3 }
     /// Correlation of the block's output with the echo estimate (time domain, over the block) above which the
@@ -546,7 +550,7 @@ public final class ResidualEchoSuppressor {
         // already is followed against the lower one (judged against both, our g07's DT STOI 0.862 instead of 0.871).
         let isClippedOnset = clipped && !detector.nearEndActive
         let echoShare = BinLanes(repeating: estimateEchoShare)
-        let stagedShare = BinLanes(repeating: isRoomRingingLong ? 0 : Self.stagedEchoShare)
+        let stagedShare = BinLanes(repeating: isRoomRingingLong ? Self.ringingStagedEchoShare : Self.stagedEchoShare)
         for k in stride(from: 0, to: laneBinCount, by: 4) {
             let noiseK = lanes(noise, k), estimate = lanes(estimateTail, k)
             let echoActive = farEnd .| (estimate .> noiseK)
