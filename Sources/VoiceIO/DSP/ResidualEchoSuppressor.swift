@@ -15,7 +15,8 @@ import Glibc
 /// own ρ and γ: the gain's, learned over the noise's fluctuation in far-end pauses, overstate the echo at the next
 /// onset by 10-40 dB, and a talker who starts with it would go unheard; the gentle gain of double talk takes off the
 /// residual estimated with the detector's γ). They rise at the full rate only after half a second without any sign of
-/// the near talker (unless the filter finds a talker the detector does not hear likely: `isUnheardTalkerLikely`), or on
+/// the near talker (unless the filter finds a talker the detector does not hear likely: `isUnheardTalkerLikely`; or, in a
+/// room that rings past the filter, the second linear stage does not explain the output: `UnexplainedOutputWatch`), or on
 /// a block of echo the filter leaks that the detector has long taken for a talker (`isOutputLeakedEcho`, after a path
 /// changed in double talk).
 /// Learned ratios lag a path that just got louder or moved; a fourth estimate does not: the part of the output
@@ -209,6 +210,8 @@ public final class ResidualEchoSuppressor {
     private var blocksSinceFarEnd = Int.max / 2
     /// A path that moved in a far-end pause (`PausedPathMove`).
     private var pausedPathMove: PausedPathMove
+    /// A talker the second linear stage does not explain (`UnexplainedOutputWatch`).
+    private var unexplainedOutput: UnexplainedOutputWatch
     /// The microphone's and the reference's power over far-end blocks without a talker heard, smoothed
     /// (`microphoneGain`).
     private var farMicrophonePower: Float = 0, farReferencePower: Float = 0
@@ -373,6 +376,7 @@ public final class ResidualEchoSuppressor {
         quietBlocks = Int(Self.quietSeconds * Double(sampleRate)) / blockFrameCount
         let rate = BlockRate(blocksPerSecond: Double(sampleRate) / Double(blockFrameCount))
         pausedPathMove = PausedPathMove(rate: rate)
+        unexplainedOutput = UnexplainedOutputWatch(rate: rate)
         talkerTailBlocks = Int(Self.talkerTailSeconds * Double(sampleRate)) / blockFrameCount
         tailDecay = Float(exp(-6.9 * Double(blockFrameCount) / (Self.reverberationSeconds * Double(sampleRate))))
         restartedEchoFade = Float(pow(10, -2 * Double(blockFrameCount)
@@ -497,6 +501,7 @@ public final class ResidualEchoSuppressor {
         // stays at its start. The gain below is reckoned on the block filter's output, as before, and applied to
         // what the stage leaves.
         let cancelsLeftover = estimateEchoShare == 1
+        if leftoverPath.isReset || !cancelsLeftover { unexplainedOutput.restart() }
         if cancelsLeftover {
             leftoverPath.cancel(outputReal: outputReal, outputImaginary: outputImaginary)
         } else if !leftoverPath.isReset {
@@ -539,7 +544,8 @@ public final class ResidualEchoSuppressor {
         noise.update(from: comfortNoise.backgroundPower, count: binCount)
 
         // Residual echo estimate and the double-talk decision.
-        var residualSums = BinLanes(), outputSums = BinLanes(), noiseSums = BinLanes()
+        var residualSums = BinLanes(), outputSums = BinLanes(), noiseSums = BinLanes(), stagedSums = BinLanes()
+        var coherentSums = BinLanes()
         let lateEnergyLanes = BinLanes(repeating: lateEnergy)
         let farEnd = BinMask(repeating: farEndActive)
         let margin = BinLanes(repeating: Self.weightedDetectionMargin)
@@ -592,8 +598,11 @@ public final class ResidualEchoSuppressor {
             // The leftover the second linear stage estimates (the output less what it leaves) is echo too, in part.
             let stagedRe = lanes(outputReal, k) - lanes(gainedReal, k)
             let stagedIm = lanes(outputImaginary, k) - lanes(gainedImaginary, k)
-            let staged = stagedShare * (stagedRe * stagedRe + stagedIm * stagedIm)
-            residualSums += maximum(maximum(detectable, coherent), staged).replacing(with: 0, where: .!detection)
+            let stagedPower = stagedRe * stagedRe + stagedIm * stagedIm
+            residualSums += maximum(maximum(detectable, coherent), stagedShare * stagedPower)
+                .replacing(with: 0, where: .!detection)
+            stagedSums += stagedPower.replacing(with: 0, where: .!detection)
+            coherentSums += coherent.replacing(with: 0, where: .!detection)
             // The output counts at most at twice the microphone's power (|E + Y|²): more is the filter's own
             // pre-echo at a music onset, which no talker makes.
             let microphoneRe = lanes(outputReal, k) + lanes(spareReal, k)
@@ -644,7 +653,13 @@ public final class ResidualEchoSuppressor {
         // The detection band's powers: the output, the echo the detector reads as left, the noise (`detectionMean`).
         let detected = detectionMean.add(SIMD4(outputSums.sum(), residualSums.sum(), noiseSums.sum(), 0))
         let detectedOutput = detected.x, detectedResidual = detected.y, detectedNoise = detected.z
-        let heardOutput = isUnheardTalkerLikely ? Self.unheardTalkerBoost * detectedOutput : detectedOutput
+        // A talker the filter or the second linear stage finds the detector may not hear.
+        let isUnexplained = unexplainedOutput.observe(
+            outputPower: outputSums.sum(), stagedEchoPower: stagedSums.sum(), coherentEchoPower: coherentSums.sum(),
+            noisePower: noiseSums.sum(), farEndActive: farEndActive, isNearEndQuiet: isNearEndQuiet,
+            isJudged: isRoomRingingLong && !filterFindsLeakedEcho)
+        let isTalkerUnheard = isUnheardTalkerLikely || isUnexplained
+        let heardOutput = isTalkerUnheard ? Self.unheardTalkerBoost * detectedOutput : detectedOutput
         detector.update(outputPower: isDismissed || holding || isOutputFilterError ? 0 : heardOutput,
                         residualEchoPower: detectedResidual, noisePower: detectedNoise, farEndActive: farEndActive)
         if isDismissed { detector.dismissFrame() }
@@ -678,7 +693,7 @@ public final class ResidualEchoSuppressor {
         if farEndActive && !isOutputFilterError {
             coupling.learn(outputPower: outputPower, noise: noise, lateEnergy: lateEnergy, lateSum: lateSum,
                            estimate: estimateTail, reference: referenceTail, totalEstimate: totalEstimate,
-                           isQuiet: (isNearEndQuiet && !isUnheardTalkerLikely) || isOutputLeakedEcho, mayRise: !holding,
+                           isQuiet: (isNearEndQuiet && !isTalkerUnheard) || isOutputLeakedEcho, mayRise: !holding,
                            echoPathGain: microphoneGain, isMicrophoneClipped: clipped)
         }
 
