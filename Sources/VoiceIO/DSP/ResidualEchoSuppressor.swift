@@ -370,14 +370,13 @@ public final class ResidualEchoSuppressor {
         binCount = fft.binCount
         laneBinCount = (binCount + 3) / 4 * 4
         // The sine window of two blocks has energy Σ w² = blockFrameCount.
-        comfortNoise = ComfortNoise(binCount: binCount,
-                                    windowFrames: Int(Self.noiseWindowSeconds * Double(sampleRate)) / blockFrameCount,
-                                    synthesisPowerScale: Float(size) / Float(blockFrameCount))
-        quietBlocks = Int(Self.quietSeconds * Double(sampleRate)) / blockFrameCount
         let rate = BlockRate(blocksPerSecond: Double(sampleRate) / Double(blockFrameCount))
+        comfortNoise = ComfortNoise(binCount: binCount, windowFrames: rate.blocks(seconds: Self.noiseWindowSeconds),
+                                    synthesisPowerScale: Float(size) / Float(blockFrameCount))
+        quietBlocks = rate.blocks(seconds: Self.quietSeconds)
         pausedPathMove = PausedPathMove(rate: rate)
         unexplainedOutput = UnexplainedOutputWatch(rate: rate)
-        talkerTailBlocks = Int(Self.talkerTailSeconds * Double(sampleRate)) / blockFrameCount
+        talkerTailBlocks = rate.blocks(seconds: Self.talkerTailSeconds)
         tailDecay = Float(exp(-6.9 * Double(blockFrameCount) / (Self.reverberationSeconds * Double(sampleRate))))
         restartedEchoFade = Float(pow(10, -2 * Double(blockFrameCount)
                                           / (Self.restartedEchoFadeSeconds * Double(sampleRate))))
