@@ -27,8 +27,7 @@ struct UnexplainedOutputWatch {
     private var outputMean: Float = 0
     private var stagedMean: Float = 0
     private var coherentMean: Float = 0
-    private var normDecibels: Float = 0
-    private var normBlocks = 0
+    private var norm = DecibelNorm()
     private var learnedBlocks = 0
     private let smoothing: Float
     private let normSmoothing: Float
@@ -71,13 +70,12 @@ struct UnexplainedOutputWatch {
         if farEndActive { learnedBlocks = min(learnedBlocks + 1, Int.max / 2) }
         let isAudible = outputMean > Self.noiseBar * noisePower
         let ratioDecibels = 10 * log10(max(stagedMean, 1e-30) / max(outputMean, 1e-30))
-        let bar = (normBlocks > 0 ? min(normDecibels, 0) : 0) - Self.unexplainedDecibels
+        let bar = min(norm.decibels, 0) - Self.unexplainedDecibels
         let isTalkerLikely = isJudged && farEndActive && isAudible && learnedBlocks > learnedMinimumBlocks
             && ratioDecibels < bar
             && coherentMean < Self.coherentShare * outputMean
         if farEndActive && isNearEndQuiet && isAudible && !isTalkerLikely {
-            normDecibels = normBlocks == 0 ? ratioDecibels : normDecibels + normSmoothing * (ratioDecibels - normDecibels)
-            normBlocks += 1
+            norm.follow(ratioDecibels, smoothing: normSmoothing)
         }
         return isTalkerLikely
     }
@@ -85,6 +83,6 @@ struct UnexplainedOutputWatch {
     /// Starts over with the stage. Real-time safe.
     mutating func restart() {
         learnedBlocks = 0
-        normBlocks = 0
+        norm.forget()
     }
 }

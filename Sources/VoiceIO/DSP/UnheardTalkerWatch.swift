@@ -26,8 +26,7 @@ import Glibc
 /// not 8. The norm needs half a second of single talk first and starts over with the filter (`restart`).
 /// Real-time safe.
 struct UnheardTalkerWatch {
-    private var normDecibels: Float = 0
-    private var normBlocks = 0
+    private var norm = DecibelNorm()
     private var leakedEchoToError: Float = 0
     private let normSmoothing: Float
     private let normRiseSmoothing: Float
@@ -61,18 +60,17 @@ struct UnheardTalkerWatch {
                           isRoomRingingLong: Bool) -> Bool {
         leakedEchoToError += leakSmoothing * (leakedEchoToErrorRatio - leakedEchoToError)
         let shareDecibels = 10 * log10(max(outputShare, 1e-20))
-        let isTalkerLikely = isRoomRingingLong && normBlocks >= normMinimumBlocks
-            && shareDecibels > normDecibels + Self.riseDecibels && leakedEchoToError < 1
+        let isTalkerLikely = isRoomRingingLong && norm.count >= normMinimumBlocks
+            && shareDecibels > norm.decibels + Self.riseDecibels && leakedEchoToError < 1
         if isFarEndAlone && !isTalkerLikely {
-            let smoothing = shareDecibels > normDecibels + Self.slowRiseDecibels ? normRiseSmoothing : normSmoothing
-            normDecibels = normBlocks == 0 ? shareDecibels : normDecibels + smoothing * (shareDecibels - normDecibels)
-            normBlocks += 1
+            let smoothing = shareDecibels > norm.decibels + Self.slowRiseDecibels ? normRiseSmoothing : normSmoothing
+            norm.follow(shareDecibels, smoothing: smoothing)
         }
         return isTalkerLikely
     }
 
     /// Forgets the norm, as when the filter starts over. Real-time safe.
     mutating func restart() {
-        normBlocks = 0
+        norm.forget()
     }
 }
