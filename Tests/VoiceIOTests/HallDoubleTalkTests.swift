@@ -96,8 +96,8 @@ import Testing
         #expect(erle > 25, "ERLE \(erle) dB in far-end single talk")
     }
 
-    /// A loudspeaker across a 0.8 s room (its direct path 16.5 dB weaker than above), the talker 3 dB under the echo and
-    /// 60 or 120 ms after the scene's start, as the far end turns louder: the detector's estimate stood over the
+    /// A loudspeaker across a 0.8 s room (its direct path 16.5 dB weaker than above), the talker 3 dB under the echo
+    /// and 60 or 120 ms after the scene's start, as the far end turns louder: the detector's estimate stood over the
     /// talker's first words, which taught the ratios as echo, and the talker's first half second lost 4.42 and 4.39 dB
     /// (seeds 31 and 91 at 60 ms) and 3.83 (31 at 120). The second linear stage explains the echo, not the talker
     /// (`UnexplainedOutputWatch`): −2.50, −2.27 and −1.88 dB. ERLE in far-end single talk 38.2 and 44.9 dB.

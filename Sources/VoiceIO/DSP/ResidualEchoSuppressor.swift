@@ -15,10 +15,10 @@ import Glibc
 /// own ρ and γ: the gain's, learned over the noise's fluctuation in far-end pauses, overstate the echo at the next
 /// onset by 10-40 dB, and a talker who starts with it would go unheard; the gentle gain of double talk takes off the
 /// residual estimated with the detector's γ). They rise at the full rate only after half a second without any sign of
-/// the near talker (unless the filter finds a talker the detector does not hear likely: `isUnheardTalkerLikely`; or, in a
-/// room that rings past the filter, the second linear stage does not explain the output: `UnexplainedOutputWatch`), or on
-/// a block of echo the filter leaks that the detector has long taken for a talker (`isOutputLeakedEcho`, after a path
-/// changed in double talk).
+/// the near talker (unless the filter finds a talker the detector does not hear likely, `isUnheardTalkerLikely`, or, in
+/// a room that rings past the filter, the second linear stage does not explain the output, `UnexplainedOutputWatch`),
+/// or on a block of echo the filter leaks that the detector has long taken for a talker (`isOutputLeakedEcho`, after a
+/// path changed in double talk).
 /// Learned ratios lag a path that just got louder or moved; a fourth estimate does not: the part of the output
 /// that the echo estimate predicts linearly, |⟨E·Y*⟩|²/⟨|Y|²⟩ over about 0.1 s, counted where the output's
 /// coherence with the estimate is above 0.3 (a near talker's chance coherence stays below). It feeds the

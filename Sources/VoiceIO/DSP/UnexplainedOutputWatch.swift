@@ -14,14 +14,14 @@ import Glibc
 /// The stage follows the leftover itself: over the far end's single talk its estimate stands within a few dB of the
 /// output (f11 3-12 s: median +1 dB), under a talker 8-25 dB below it (median −12 dB).
 ///
-/// A block is likely a talker's when the output, averaged over `averageSeconds` and `noiseBar` over the noise, stands
-/// `unexplainedDecibels` over the stage's estimate averaged alike and as far under the ratio's norm where the norm is
-/// under 0 dB (its mean in dB over the audible blocks of the far end's single talk), and the part of the output coherent with the echo
-/// estimate is under `coherentShare` of it; the far end plays and the stage has learned `learnedSeconds` of it since it
-/// started. The caller judges only where the filter finds no leaked echo. A path that moved unnoticed leaves output the
-/// stage has not learned too, but coherent with the estimate (the long-tailed p07 after its move at a call's 5 ms
-/// blocks: −6 to −12 dB of the output, a talker's −22 dB or less), and the norm follows it where the coherence does not
-/// tell (p07 flagged the far end's last words 2 s after the move without the norm, ERLE 33.1 -> 24.8 dB; without the
+/// A block is likely a talker's when the stage's estimate over the output, each averaged over `averageSeconds`, stands
+/// `unexplainedDecibels` under 0 dB and under its norm (its mean in dB over the far end's single talk, the audible
+/// blocks not so flagged), the output `noiseBar` over the noise and its part coherent with the echo estimate under
+/// `coherentShare` of it, while the far end plays and the stage has learned `learnedSeconds` of it since it started.
+/// The caller judges only where the filter finds no leaked echo. A path that moved unnoticed leaves output the stage
+/// has not learned too, but coherent with the estimate (the long-tailed p07 after its move at a call's 5 ms blocks: −6
+/// to −12 dB of the output, a talker's −22 dB or less), and the norm follows it where the coherence does not tell
+/// (p07 flagged the far end's last words 2 s after the move without the norm, ERLE 33.1 -> 24.8 dB; without the
 /// coherence 24.4). Real-time safe.
 struct UnexplainedOutputWatch {
     private var outputMean: Float = 0
