@@ -33,21 +33,24 @@ struct UnexplainedOutputWatch {
     private let normSmoothing: Float
     private let learnedMinimumBlocks: Int
 
-    /// How far over the stage's estimate, and under the norm, the output must stand: 8 dB. At 6 dB the hall w03's
-    /// far end passed for a talker (ERLE 47.0 -> 24.6 dB); at 10 the hall w02's talker gained nothing.
+    /// How far over the stage's estimate, and under the norm, the output must stand: 8 dB. The figures here were taken
+    /// with the first form of the rule (the 8 dB under 0 dB alone, no coherence, the stage's start counted only where
+    /// it stayed at its start): at 6 dB the hall w03's far end passed for a talker (ERLE 47.0 -> 24.6 dB); at 10 the
+    /// hall w02's talker gained nothing.
     private static var unexplainedDecibels: Float { 8 }
     /// The most of the output the coherent part may hold (−15 dB; the far end's single talk in f11: −15, p07's moved
     /// path −6 to −12, a talker −22 or less).
     private static var coherentShare: Float { 0.03 }
     /// How far over the noise the output must stand (6 dB): a faint block's output is the noise's.
     private static var noiseBar: Float { 4 }
-    /// The averages' time constant: two blocks of 10 ms. At four the hall w01's talker lost 0.03 of STOI.
+    /// The averages' time constant: two blocks of 10 ms (at four, with the first form, the hall w01's talker lost
+    /// 0.03 of STOI).
     private static var averageSeconds: Double { 0.02 }
     /// The norm's time constant.
     private static var normSeconds: Double { 1 }
-    /// The far end the stage must have learned since it started before its estimate is read: at 0.5 s the stage
-    /// restarted under the hall w03's talker passed the far end after it (ERLE 47.0 -> 42.5 dB), at 2 s that talker
-    /// kept 0.016 of STOI less.
+    /// The far end the stage must have learned since it started before its estimate is read (with the first form of
+    /// the rule, counted from every start: at 0.5 s the stage restarted under the hall w03's talker passed the far end
+    /// after it, ERLE 47.0 -> 42.5 dB; at 2 s that talker kept 0.016 of STOI less).
     private static var learnedSeconds: Double { 1 }
 
     init(rate: BlockRate) {
