@@ -650,12 +650,13 @@ public final class ResidualEchoSuppressor {
         let isLeakedAfterQuiet = filterFindsClearlyLeakedEcho && (isNearEndQuiet || isFreshOnset)
         let isDismissed = echoLike || isOwnError || isLeakedAfterQuiet
         // The detection band's powers: the output, the echo the detector reads as left, the noise (`detectionMean`).
-        let detected = detectionMean.add(SIMD4(outputSums.sum(), residualSums.sum(), noiseSums.sum(), 0))
+        let bandOutput = outputSums.sum(), bandNoise = noiseSums.sum()
+        let detected = detectionMean.add(SIMD4(bandOutput, residualSums.sum(), bandNoise, 0))
         let detectedOutput = detected.x, detectedResidual = detected.y, detectedNoise = detected.z
         // A talker the filter or the second linear stage finds the detector may not hear.
         let isUnexplained = unexplainedOutput.observe(
-            outputPower: outputSums.sum(), stagedEchoPower: stagedSums.sum(), coherentEchoPower: coherentSums.sum(),
-            noisePower: noiseSums.sum(), farEndActive: farEndActive, isNearEndQuiet: isNearEndQuiet,
+            outputPower: bandOutput, stagedEchoPower: stagedSums.sum(), coherentEchoPower: coherentSums.sum(),
+            noisePower: bandNoise, farEndActive: farEndActive, isNearEndQuiet: isNearEndQuiet,
             isJudged: isRoomRingingLong && !filterFindsLeakedEcho)
         let isTalkerUnheard = isUnheardTalkerLikely || isUnexplained
         let heardOutput = isTalkerUnheard ? Self.unheardTalkerBoost * detectedOutput : detectedOutput
