@@ -15,6 +15,12 @@ import Glibc
 /// which does not count. Rooms of 0.12 to 0.35 s leave −29 to −45 dB under a 200 ms filter. The longest reverberation
 /// believed was 0.68 s until our reverberant scenes (`eval/scenes-reverberant.json`) met rooms of 0.7 s, which
 /// a 200 ms filter leaves at −12 dB: there the double-talk detector never heard a talker 5 dB under the echo (r08).
+/// A fit slower than 1 s, up to 2 s, is a room too where its tail holds at least −15 dB of the filter's energy: a
+/// loudspeaker far across a hall of 0.8 s (its direct path weak) left the 200 ms filter's output 10 dB under the
+/// microphone, the filter's late taps held that much misadjustment, and their fit read 1.5-1.6 s at −9 to −10 dB,
+/// steady for seconds: the room went unfound, and a talker 3 dB under its echo lost its first half second by 30 dB
+/// (`HallDoubleTalkTests`). The moved paths and drifting clocks whose fits read 1 to 1.2 s, steady for 3 s, held −19
+/// to −25 dB (our dt-change t07 after its move in double talk, hot-microphone g08).
 /// The room's reverberation time, read from the fit that found it (`reverberationSeconds`), tells how long a filter it
 /// needs (`EchoPipeline`).
 ///
@@ -24,7 +30,7 @@ public struct LongRoomWatch {
     public private(set) var roomOutlastsFilter = false
     /// The room's reverberation time (RT60) in seconds, from the fit that found it (nil until then).
     public private(set) var reverberationSeconds: Double?
-    private let fastestDecayPerBlock: Float, slowestDecayPerBlock: Float
+    private let fastestDecayPerBlock: Float, slowestDecayPerBlock: Float, slowestLoudTailDecayPerBlock: Float
     /// The rate and block the decays are per, which turn a decay into a reverberation time.
     private let sampleRate: Int, blockFrameCount: Int
     private var steadyFits = 0
@@ -34,6 +40,9 @@ public struct LongRoomWatch {
     /// The tail past the filter a longer filter is for: −26 dB of the filter's energy.
     private static var tailShare: Float { 0.0025 }
     private static var believedReverberationSeconds: ClosedRange<Double> { 0.44...1 }
+    /// The slowest fit believed where the tail past the filter holds at least `loudTailShare` (−15 dB).
+    private static var slowestLoudTailSeconds: Double { 2 }
+    private static var loudTailShare: Float { 0.03 }
     /// Fits in a row that must agree (half a second apart in `EchoPipeline`: 3 s).
     private static var steadyFitCount: Int { 6 }
     /// How far the fits in a steady run may spread: the tail's share in dB, the decay in dB per block.
@@ -48,6 +57,7 @@ public struct LongRoomWatch {
         }
         fastestDecayPerBlock = decay(Self.believedReverberationSeconds.lowerBound)
         slowestDecayPerBlock = decay(Self.believedReverberationSeconds.upperBound)
+        slowestLoudTailDecayPerBlock = decay(Self.slowestLoudTailSeconds)
         self.sampleRate = sampleRate
         self.blockFrameCount = blockFrameCount
     }
@@ -56,8 +66,8 @@ public struct LongRoomWatch {
     /// far end played since the last fit (the filter learned).
     public mutating func observe(decayPerBlock: Float, tailShare: Float, isFarEndHeard: Bool) {
         guard !roomOutlastsFilter, isFarEndHeard else { return }
-        guard decayPerBlock >= fastestDecayPerBlock, decayPerBlock <= slowestDecayPerBlock,
-              tailShare >= Self.tailShare else {
+        let slowest = tailShare >= Self.loudTailShare ? slowestLoudTailDecayPerBlock : slowestDecayPerBlock
+        guard decayPerBlock >= fastestDecayPerBlock, decayPerBlock <= slowest, tailShare >= Self.tailShare else {
             steadyFits = 0
             return
         }
