@@ -16,7 +16,7 @@ import VoiceIO
         for (index, fit) in fits.enumerated() {
             let decay = EchoTailEstimator.decayPerBlock(reverberationSeconds: fit.seconds, sampleRate: rate,
                                                         blockFrameCount: block)
-            watch.observe(decayPerBlock: decay, tailShare: share(decibels: fit.tailDecibels), isFarEndHeard: farEndHeard)
+            watch.observe(decayPerBlock: decay, tailShare: share(decibels: fit.tailDecibels), isFarEndHeardAlone: farEndHeard)
             if watch.roomOutlastsFilter { return index + 1 }
         }
         return nil
@@ -29,7 +29,7 @@ import VoiceIO
             return (seconds, Float(index % 2) - 21)
         }
         #expect(Self.fitsUntilFound(hall) == 6)
-        // A frozen filter (no far end since the last fit) repeats its fit: that proves nothing.
+        // A filter that did not learn (no far end alone since the last fit) repeats its fit: that proves nothing.
         #expect(Self.fitsUntilFound(hall, farEndHeard: false) == nil)
     }
 
@@ -40,7 +40,7 @@ import VoiceIO
         #expect(watch.reverberationSeconds == nil)
         let decay = EchoTailEstimator.decayPerBlock(reverberationSeconds: 0.8, sampleRate: Self.rate,
                                                     blockFrameCount: Self.block)
-        for _ in 0..<6 { watch.observe(decayPerBlock: decay, tailShare: Self.share(decibels: -18), isFarEndHeard: true) }
+        for _ in 0..<6 { watch.observe(decayPerBlock: decay, tailShare: Self.share(decibels: -18), isFarEndHeardAlone: true) }
         #expect(watch.roomOutlastsFilter)
         #expect(abs((watch.reverberationSeconds ?? 0) - 0.8) < 0.001)
         #expect(Self.fitsUntilFound(Array(repeating: (seconds: 1.2, tailDecibels: -18), count: 10)) == nil)

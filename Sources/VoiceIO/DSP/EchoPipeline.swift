@@ -104,7 +104,8 @@ public final class EchoPipeline: VoiceProcessor {
     private var longRoom: LongRoomWatch
     /// Whether the filter was grown for the room (once).
     private var isFilterGrown = false
-    private var isFarEndSinceTailUpdate = false
+    /// Whether the far end played with no talker heard since the last fit of the tail (the filter learned at its step).
+    private var isFarEndAloneSinceTailUpdate = false
     /// How often the late tail is refitted to the filter's impulse response (an inverse FFT per filter block).
     private static var tailUpdateSeconds: Double { 0.5 }
     /// The late tail's decay per block and tap energy past the filter (see `EchoTailEstimator`).
@@ -404,12 +405,13 @@ public final class EchoPipeline: VoiceProcessor {
             suppressor.setLateTail(energyPastEnd: tailEstimator.energyPastEnd, decayPerBlock: tailEstimator.decayPerBlock,
                                    delayBlocks: canceller.impulseResponseFrameCount / blockFrameCount)
             longRoom.observe(decayPerBlock: tailEstimator.fittedDecayPerBlock, tailShare: tailEstimator.fittedTailShare,
-                             isFarEndHeard: isFarEndSinceTailUpdate)
-            isFarEndSinceTailUpdate = false
+                             isFarEndHeardAlone: isFarEndAloneSinceTailUpdate)
+            isFarEndAloneSinceTailUpdate = false
             if longRoom.roomOutlastsFilter && !isFilterGrown { growFilter() }
         }
         blocksUntilTailUpdate -= 1
-        isFarEndSinceTailUpdate = isFarEndSinceTailUpdate || farEndActive
+        isFarEndAloneSinceTailUpdate = isFarEndAloneSinceTailUpdate
+            || (farEndActive && !suppressor.detector.nearEndActive)
         let estimateEchoShare = isNoEchoFound ? explained.share : 1
         if isNoEchoFound {
             // A filter that found no echo subtracts nothing: what it would take off is the near talker it was pulled
