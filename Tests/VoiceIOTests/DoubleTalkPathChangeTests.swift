@@ -205,6 +205,20 @@ import Testing
         #expect(mean > 22, "ERLE over the half second after the talker stopped: \(erles) dB")
     }
 
+    /// The path moves (another room response, 20 ms sooner at twice the gain) 3 s into double talk, in a call's 5 ms
+    /// blocks. The shadow must lead for as long as in 10 ms blocks before it takes over (`BlockAdaptiveFilter`'s winning
+    /// run, set per 10 ms): the talker keeps −2.41, −2.10 and −2.33 dB from the move to its end (seeds 41, 71, 101;
+    /// −2.39, −1.95, −2.38 in 10 ms blocks), against −3.56, −2.99 and −3.53 dB while 5 ms blocks asked for half the run.
+    @Test("a path that moves under a talker: 5 ms blocks keep the talker as 10 ms ones do",
+          arguments: [UInt64(41), 71, 101])
+    func movedPathUnderTheTalkerAtFiveMilliseconds(seed: UInt64) throws {
+        let (far, microphone, near, talkerFrames) = try Self.scene(seed: seed, before: (60, 0.6), after: (40, 1.2),
+                                                                   afterSeed: seed + 50, changeSeconds: 11)
+        let (output, _) = try Scene.process(microphone: microphone, far: far, blockMilliseconds: 5)
+        let gain = Scene.nearGainDB(output, near: near, frames: (11 * Self.rate)..<talkerFrames.upperBound)
+        #expect(gain > -2.8, "near talker gain \(gain) dB from the move to the talker's end")
+    }
+
     /// The echo a path that moves in far-end single talk at 15.8 s (2 s after the talker stopped) leaves over 0.25-1 s and
     /// 1-2 s after the move, from 60 ms and gain 0.3 to another room response `after`, and the filter's restarts.
     static func echoAfterMove(seed: UInt64, after: (bulkMilliseconds: Double, gain: Float)) throws
