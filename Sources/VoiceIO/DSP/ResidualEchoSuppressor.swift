@@ -223,6 +223,7 @@ public final class ResidualEchoSuppressor {
     private var lateHistoryIndex = 0
     private var lateEnergy: Float = 0
     private var lateDecay: Float = 0
+    /// The share of the echo estimate's tail a block keeps (`reverberationSeconds`).
     private let tailDecay: Float
     /// The echo path's gain by which the gain takes the reference's power for echo after a restart that kept the ratios
     /// to the reference (`forgetEstimateCoupling(boundingEchoByReference:)`), fading by `restartedEchoFade` per block;
@@ -377,9 +378,9 @@ public final class ResidualEchoSuppressor {
         pausedPathMove = PausedPathMove(rate: rate)
         unexplainedOutput = UnexplainedOutputWatch(rate: rate)
         talkerTailBlocks = rate.blocks(seconds: Self.talkerTailSeconds)
-        tailDecay = Float(exp(-6.9 * Double(blockFrameCount) / (Self.reverberationSeconds * Double(sampleRate))))
-        restartedEchoFade = Float(pow(10, -2 * Double(blockFrameCount)
-                                          / (Self.restartedEchoFadeSeconds * Double(sampleRate))))
+        // e^−6.9 over `reverberationSeconds`; 20 dB (e^−ln 100) over `restartedEchoFadeSeconds`.
+        tailDecay = rate.decayPerBlock(seconds: Self.reverberationSeconds / 6.9)
+        restartedEchoFade = rate.decayPerBlock(seconds: Self.restartedEchoFadeSeconds / log(100))
         let binHertz = Double(sampleRate) / Double(size)
         lowestDetectionBin = max(1, Int(200 / binHertz))
         highestDetectionBin = min(binCount - 1, Int(min(4000, 0.45 * Double(sampleRate)) / binHertz))
