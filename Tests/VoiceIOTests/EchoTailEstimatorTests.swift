@@ -8,10 +8,10 @@ struct EchoTailEstimatorTests {
     static let block = 160
     static let scale: Float = 32767 * 320
 
-    /// 200 ms of taps: noise decaying by `reverberationSeconds` (RT60), plus a flat floor at `floor`.
-    static func taps(reverberationSeconds: Double, floor: Float) -> [Int32] {
+    /// `count` taps (200 ms): noise decaying by `reverberationSeconds` (RT60), plus a flat floor at `floor`.
+    static func taps(reverberationSeconds: Double, floor: Float, count: Int = 3200) -> [Int32] {
         var noise = EchoSceneFixture.Noise(state: 5)
-        return (0..<3200).map { n in
+        return (0..<count).map { n in
             let decay = Float(exp(-6.9 * Double(n) / (reverberationSeconds * Double(rate))))
             return Int32((0.1 * decay + floor) * noise.next() * scale)
         }
@@ -33,5 +33,31 @@ struct EchoTailEstimatorTests {
         #expect(estimator.energyPastEnd == 0)
         Self.taps(reverberationSeconds: 0.15, floor: 0).withUnsafeBufferPointer { estimator.update(taps: $0, scale: Self.scale) }
         #expect(estimator.energyPastEnd == 0)
+    }
+
+    /// A filter grown from 200 to 400 ms: while its new taps are still zero, the tail starts at the old end as the
+    /// last fit had it; once they hold the room's decay, it is gone but for what they hold short of the fit. Without
+    /// `filterGrew` the zero taps read as no tail at all.
+    @Test func aGrownFilterKeepsTheTailItHasNotLearned() {
+        var estimator = EchoTailEstimator(sampleRate: Self.rate, blockFrameCount: Self.block)
+        let room = Self.taps(reverberationSeconds: 0.8, floor: 0, count: 6400)
+        room[..<3200].withUnsafeBufferPointer { estimator.update(taps: $0, scale: Self.scale) }
+        let (shorterEnergy, shorterDecay) = (estimator.energyPastEnd, estimator.decayPerBlock)
+        #expect(shorterEnergy > 0 && estimator.tailStartBlocks == 20)
+        estimator.filterGrew(fromBlocks: 20)
+        let unlearned = Array(room[..<3200]) + [Int32](repeating: 0, count: 3200)
+        unlearned.withUnsafeBufferPointer { estimator.update(taps: $0, scale: Self.scale) }
+        #expect(estimator.tailStartBlocks == 20 && estimator.decayPerBlock == shorterDecay)
+        #expect(abs(estimator.energyPastEnd / shorterEnergy - 1) < 0.01, "energy past end \(estimator.energyPastEnd)")
+        let halfLearned = Array(room[..<3200]) + room[3200...].map { $0 / 2 }
+        halfLearned.withUnsafeBufferPointer { estimator.update(taps: $0, scale: Self.scale) }
+        #expect(abs(estimator.energyPastEnd / shorterEnergy - 0.75) < 0.1, "energy past end \(estimator.energyPastEnd)")
+        room.withUnsafeBufferPointer { estimator.update(taps: $0, scale: Self.scale) }
+        #expect(estimator.energyPastEnd < shorterEnergy / 10, "energy past end \(estimator.energyPastEnd)")
+
+        var control = EchoTailEstimator(sampleRate: Self.rate, blockFrameCount: Self.block)
+        room[..<3200].withUnsafeBufferPointer { control.update(taps: $0, scale: Self.scale) }
+        unlearned.withUnsafeBufferPointer { control.update(taps: $0, scale: Self.scale) }
+        #expect(control.energyPastEnd == 0 && control.tailStartBlocks == 40)
     }
 }

@@ -135,6 +135,19 @@ import Testing
         #expect(erle > 40, "ERLE \(erle) dB in far-end single talk")
     }
 
+    /// A loudspeaker far across a 0.8 s hall (seed 91): the filter grows to the reverberant-room length at 5 s, its new
+    /// taps from zero. Their fit read no tail past the new end, and the echo past the old one, which they had not
+    /// learned yet, went unestimated: taken for a talker, it left the far end's single talk over 6-7.5 s at an ERLE of
+    /// 39.5 dB. The old fit stands for it until the new taps learn it (`EchoTailEstimator.filterGrew`): 48.1 dB.
+    @Test func theGrownFiltersNewTapsKeepTheirEchoUntilLearned() throws {
+        let (far, microphone, _, _) = try Self.scene(seed: 91, reverberationSeconds: 0.8, directGain: 0.15,
+                                                     talkerUnderEchoDecibels: 3)
+        let (output, processor) = try Scene.process(microphone: microphone, far: far)
+        #expect(processor.echoFilterMilliseconds == EchoPipelineSettings().reverberantRoomFilterLengthMilliseconds)
+        let erle = Scene.erleDB(microphone, output, from: 6, to: 7.5)
+        #expect(erle > 45, "ERLE \(erle) dB over 6-7.5 s")
+    }
+
     /// The talker's softer sounds just after its louder ones (a word's end, the hall's reverberation of it): 10 ms
     /// blocks 6 to 25 dB under the talker's loudest block of the quarter second before, 239 per seed. Past the
     /// detector's hangover they took the firm gain of far-end single talk, and 22 of them over seeds 31-91 (4, 7, 6, 2,
