@@ -60,4 +60,18 @@ struct EchoTailEstimatorTests {
         unlearned.withUnsafeBufferPointer { control.update(taps: $0, scale: Self.scale) }
         #expect(control.energyPastEnd == 0 && control.tailStartBlocks == 40)
     }
+
+    /// A 0.5 s room's tail past 200 ms holds about 0.4 % of the energy, under the share `energyPastEnd` counts: no late
+    /// tail while the filter does not grow. Grown for it, the filter's new taps start from zero, and that fit stands
+    /// for them until they learn it.
+    @Test func aGrownFilterKeepsEvenATailUnderTheSignificantShare() {
+        var estimator = EchoTailEstimator(sampleRate: Self.rate, blockFrameCount: Self.block)
+        let room = Self.taps(reverberationSeconds: 0.5, floor: 0, count: 3200)
+        room.withUnsafeBufferPointer { estimator.update(taps: $0, scale: Self.scale) }
+        #expect(estimator.energyPastEnd == 0 && estimator.fittedTailShare > 0.001)
+        estimator.filterGrew(fromBlocks: 20)
+        let unlearned = room + [Int32](repeating: 0, count: 3200)
+        unlearned.withUnsafeBufferPointer { estimator.update(taps: $0, scale: Self.scale) }
+        #expect(estimator.energyPastEnd > 0 && estimator.tailStartBlocks == 20)
+    }
 }

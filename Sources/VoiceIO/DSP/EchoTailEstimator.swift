@@ -31,7 +31,9 @@ public struct EchoTailEstimator {
     /// Where the tail `energyPastEnd` and `decayPerBlock` describe starts, in blocks of lag: the filter's end, or the
     /// end it had before it grew, while its new taps have learned less of the tail there than the fit past its end.
     public private(set) var tailStartBlocks = 0
-    /// The last significant fit before the filter grew: its length in blocks, energy past it and decay.
+    /// The last fit's energy past the filter's end, significant or not (0 while the taps did not decay).
+    private var fittedPastEnd: Float = 0
+    /// The last fit before the filter grew: its length in blocks, energy past it and decay.
     private var shorterFit: (blocks: Int, energyPastEnd: Float, decayPerBlock: Float)?
 
     private static var slowestReverberationSeconds: Double { 3 }
@@ -59,9 +61,11 @@ public struct EchoTailEstimator {
     }
 
     /// The filter grew from `blocks` blocks, its new taps at zero: the last fit stands for the tail past that end until
-    /// they learn it. Real-time safe.
+    /// they learn it, significant or not (the filter grows for a room found to ring past it: our reverberant r07's
+    /// last fit held 0.85 % of the filter's energy, under the 1 % `energyPastEnd` counts from: ERLE 48.3 dB without it, 49.6 with).
+    /// Real-time safe.
     public mutating func filterGrew(fromBlocks blocks: Int) {
-        shorterFit = energyPastEnd > 0 ? (blocks, energyPastEnd, decayPerBlock) : nil
+        shorterFit = fittedPastEnd > 0 ? (blocks, fittedPastEnd, fittedDecayPerBlock) : nil
     }
 
     /// The filter starts over: the fit from before it grew no longer tells its path. Real-time safe.
@@ -97,12 +101,14 @@ public struct EchoTailEstimator {
             energyPastEnd = 0
             fittedDecayPerBlock = 0
             fittedTailShare = 0
+            fittedPastEnd = 0
             keepShorterFit(taps: taps, scale: tapScale)
             return
         }
         let decay = exp(slope)
         let pastEnd = exp(intercept + slope * Float(blocks - 1)) * decay
         fittedDecayPerBlock = decay
+        fittedPastEnd = pastEnd
         fittedTailShare = pastEnd / (1 - decay) / max(total, 1e-30)
         // A tail far below the echo the filter models hides under the residual the filter itself leaves.
         let significant = fittedTailShare > Self.significantTailFraction
