@@ -62,8 +62,8 @@ public struct EchoTailEstimator {
 
     /// The filter grew from `blocks` blocks, its new taps at zero: the last fit stands for the tail past that end until
     /// they learn it, significant or not (the filter grows for a room found to ring past it: our reverberant r07's
-    /// last fit held 0.85 % of the filter's energy, under the 1 % `energyPastEnd` counts from: ERLE 48.3 dB without it, 49.6 with).
-    /// Real-time safe.
+    /// last fit held 0.85 % of the filter's energy, under the 1 % `energyPastEnd` counts from: ERLE 48.3 dB without
+    /// it, 49.6 with). Real-time safe.
     public mutating func filterGrew(fromBlocks blocks: Int) {
         shorterFit = fittedPastEnd > 0 ? (blocks, fittedPastEnd, fittedDecayPerBlock) : nil
     }
@@ -82,11 +82,7 @@ public struct EchoTailEstimator {
         var sumX: Float = 0, sumY: Float = 0, sumXX: Float = 0, sumXY: Float = 0, total: Float = 0
         let scale = 1 / (tapScale * tapScale)
         for block in 0..<blocks {
-            var energy: Float = 0
-            for index in (block * blockFrameCount)..<((block + 1) * blockFrameCount) {
-                let tap = Float(taps[index])
-                energy += tap * tap
-            }
+            let energy = Self.energy(taps, frames: (block * blockFrameCount)..<((block + 1) * blockFrameCount))
             total += energy * scale
             guard block >= first else { continue }
             let x = Float(block), y = log(max(energy * scale, 1e-20))
@@ -126,12 +122,8 @@ public struct EchoTailEstimator {
         guard let shorter = shorterFit else { return }
         let blocks = taps.count / blockFrameCount
         guard blocks > shorter.blocks else { shorterFit = nil; return }
-        var learned: Float = 0
-        for index in (shorter.blocks * blockFrameCount)..<(blocks * blockFrameCount) {
-            let tap = Float(taps[index])
-            learned += tap * tap
-        }
-        learned /= tapScale * tapScale
+        let learned = Self.energy(taps, frames: (shorter.blocks * blockFrameCount)..<(blocks * blockFrameCount))
+            / (tapScale * tapScale)
         let decay = shorter.decayPerBlock
         let expected = shorter.energyPastEnd * (1 - pow(decay, Float(blocks - shorter.blocks))) / (1 - decay)
         let unlearned = max(0, 1 - learned / expected)
@@ -140,5 +132,15 @@ public struct EchoTailEstimator {
         energyPastEnd = unlearned * shorter.energyPastEnd
         decayPerBlock = decay
         tailStartBlocks = shorter.blocks
+    }
+
+    /// The sum of the squared taps over `frames`. Real-time safe.
+    private static func energy(_ taps: UnsafeBufferPointer<Int32>, frames: Range<Int>) -> Float {
+        var energy: Float = 0
+        for index in frames {
+            let tap = Float(taps[index])
+            energy += tap * tap
+        }
+        return energy
     }
 }
