@@ -206,9 +206,10 @@ import Testing
     }
 
     /// The path moves (another room response, 20 ms sooner at twice the gain) 3 s into double talk, in a call's 5 ms
-    /// blocks. The shadow must lead for as long as in 10 ms blocks before it takes over (`BlockAdaptiveFilter`'s winning
-    /// run, set per 10 ms): the talker keeps −2.41, −2.10 and −2.33 dB from the move to its end (seeds 41, 71, 101;
-    /// −2.39, −1.95, −2.38 in 10 ms blocks), against −3.56, −2.99 and −3.53 dB while 5 ms blocks asked for half the run.
+    /// blocks. The shadow must lead for as long as in 10 ms blocks before it takes over (`BlockAdaptiveFilter`'s
+    /// winning run, set per 10 ms): the talker keeps −2.41, −2.10 and −2.33 dB from the move to its end (seeds 41, 71,
+    /// 101; −2.39, −1.95, −2.38 in 10 ms blocks), against −3.56, −2.99 and −3.53 dB while 5 ms blocks asked for half
+    /// the run.
     @Test("a path that moves under a talker: 5 ms blocks keep the talker as 10 ms ones do",
           arguments: [UInt64(41), 71, 101])
     func movedPathUnderTheTalkerAtFiveMilliseconds(seed: UInt64) throws {

@@ -74,8 +74,9 @@ import Testing
 
     /// A far end that pauses for 56 ms in every half second of the measurement's intervals: 10 ms blocks find 50 ms of
     /// it silent (45 of 50 blocks play, the least share that counts), a call's 5 ms blocks 55 ms (89 of 100), and took
-    /// no measurement while the 10 ms ones took theirs (our drift-change d04: its 300 ppm left at 261 through the double
-    /// talk at 5 ms, trimmed to 301 at 10). A silence counts from its tuned block's length on: both are measured.
+    /// no measurement while the 10 ms ones took theirs (our drift-change d04: its 300 ppm left at 261 through the
+    /// double talk at 5 ms, trimmed to 301 at 10). A silence counts from its tuned block's length on: both are
+    /// measured.
     @Test("a short pause counts alike in 5 and 10 ms blocks", arguments: [Self.block / 2, Self.block])
     func aShortPauseCountsAlikeInEitherBlock(block: Int) throws {
         let pauseFrames = 56 * Self.rate / 1000

@@ -11,12 +11,14 @@ import VoiceIO
     static func share(decibels: Float) -> Float { pow(10, decibels / 10) }
 
     /// Feeds `fits` (reverberation in s, tail in dB) and returns after how many the room was found (nil: never).
-    static func fitsUntilFound(_ fits: [(seconds: Double, tailDecibels: Float)], farEndHeard: Bool = true) -> Int? {
+    static func fitsUntilFound(_ fits: [(seconds: Double, tailDecibels: Float)], farEndHeardAlone: Bool = true)
+        -> Int? {
         var watch = LongRoomWatch(sampleRate: rate, blockFrameCount: block)
         for (index, fit) in fits.enumerated() {
             let decay = EchoTailEstimator.decayPerBlock(reverberationSeconds: fit.seconds, sampleRate: rate,
                                                         blockFrameCount: block)
-            watch.observe(decayPerBlock: decay, tailShare: share(decibels: fit.tailDecibels), isFarEndHeardAlone: farEndHeard)
+            watch.observe(decayPerBlock: decay, tailShare: share(decibels: fit.tailDecibels),
+                          isFarEndHeardAlone: farEndHeardAlone)
             if watch.roomOutlastsFilter { return index + 1 }
         }
         return nil
@@ -30,7 +32,7 @@ import VoiceIO
         }
         #expect(Self.fitsUntilFound(hall) == 6)
         // A filter that did not learn (no far end alone since the last fit) repeats its fit: that proves nothing.
-        #expect(Self.fitsUntilFound(hall, farEndHeard: false) == nil)
+        #expect(Self.fitsUntilFound(hall, farEndHeardAlone: false) == nil)
     }
 
     /// A reverberant hall of 0.8 s (our reverberant scenes' r08 reads 0.73 s) is a long room too, and the watch reads its
@@ -40,7 +42,9 @@ import VoiceIO
         #expect(watch.reverberationSeconds == nil)
         let decay = EchoTailEstimator.decayPerBlock(reverberationSeconds: 0.8, sampleRate: Self.rate,
                                                     blockFrameCount: Self.block)
-        for _ in 0..<6 { watch.observe(decayPerBlock: decay, tailShare: Self.share(decibels: -18), isFarEndHeardAlone: true) }
+        for _ in 0..<6 {
+            watch.observe(decayPerBlock: decay, tailShare: Self.share(decibels: -18), isFarEndHeardAlone: true)
+        }
         #expect(watch.roomOutlastsFilter)
         #expect(abs((watch.reverberationSeconds ?? 0) - 0.8) < 0.001)
         #expect(Self.fitsUntilFound(Array(repeating: (seconds: 1.2, tailDecibels: -18), count: 10)) == nil)

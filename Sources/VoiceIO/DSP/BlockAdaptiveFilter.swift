@@ -98,13 +98,13 @@ final class BlockAdaptiveFilter {
     private static var shadowStep: Float { 0.5 }
     /// The shadow takes over once its smoothed error has been below this share of the foreground's (−6 dB) for
     /// `shadowWinningTunedBlocks` far-end blocks of 10 ms in a row (`shadowWinningBlockCount`), while the foreground
-    /// takes less than 3 dB off the microphone (its error above `shadowForegroundMinimumRatio` of it). The run was set on
-    /// 10 ms blocks; counted in blocks, a call's 5 ms blocks asked for half of it, and in our dt-change t09 (the
+    /// takes less than 3 dB off the microphone (its error above `shadowForegroundMinimumRatio` of it). The run was set
+    /// on 10 ms blocks; counted in blocks, a call's 5 ms blocks asked for half of it, and in our dt-change t09 (the
     /// loudspeaker moved closer in double talk) a shadow that led for 25 ms took over a second time, 1.5 s after the
     /// move: the suppressor forgot the talker it heard, learned it as echo, and the talker lost 3-34 dB over the next
     /// 2.5 s (DT STOI 0.863 against 0.930 at 10 ms; 0.924 now). The errors' smoothing stays per block: per 10 ms it
-    /// also moved the shadow's other verdicts, which cost the 5 ms test of a path moved before the talker's end 1.9 dB of
-    /// the echo taken off after it (`DoubleTalkPathChangeTests`).
+    /// also moved the shadow's other verdicts, which cost the 5 ms test of a path moved before the talker's end 1.9 dB
+    /// of the echo taken off after it (`DoubleTalkPathChangeTests`).
     private static var shadowWinningRatio: Float { 0.25 }
     private static var shadowForegroundMinimumRatio: Float { 0.5 }
     private static var shadowWinningTunedBlocks: Int { 5 }

@@ -23,8 +23,8 @@ struct EchoPathSlide {
     private(set) var measurementCount = 0
 
     private static var intervalSeconds: Double { 0.5 }
-    /// Far-end blocks per interval, at least: in a pause the filter stops following, and catches up after it. The
-    /// share was set on 10 ms blocks, which miss about 10 ms of each silence (the blocks it fills only in part); a call's
+    /// Far-end blocks per interval, at least: in a pause the filter stops following, and catches up after it. The share
+    /// was set on 10 ms blocks, which miss about 10 ms of each silence (the blocks it fills only in part); a call's
     /// 5 ms blocks, which miss about 5, read the same far end as silent for longer, and most of the intervals of our
     /// drift-change d04 (300 ppm, read as 261) fell under the share at 5 ms that met it at 10 ms (89 % against 90 %):
     /// the residual went unmeasured, the filter took 12-16 dB off before the double talk, not 18-29, and the talker's
@@ -56,7 +56,8 @@ struct EchoPathSlide {
     init(sampleRate: Int, blockFrameCount: Int) {
         intervalBlocks = max(1, Int(Self.intervalSeconds * Double(sampleRate)) / blockFrameCount)
         intervalFrames = intervalBlocks * blockFrameCount
-        shortestPauseBlocks = BlockRate(blocksPerSecond: Double(sampleRate) / Double(blockFrameCount)).blocksPerTunedBlock
+        let rate = BlockRate(blocksPerSecond: Double(sampleRate) / Double(blockFrameCount))
+        shortestPauseBlocks = rate.blocksPerTunedBlock
     }
 
     /// Forgets the snapshot: the filter started over. Real-time safe.

@@ -546,7 +546,8 @@ public final class EchoPipeline: VoiceProcessor {
         }
         // Until the new taps learn the room, the echo past the old end stays the late tail's: taken for none at the
         // growth, in a far loudspeaker's hall (our far-speaker f11, 0.77 s) it passed for a talker in the next half
-        // second and came out 12 dB under the microphone (ERLE 43.2 dB at 10 ms blocks, 33.6 at 5 ms; 45.5 and 38.7 now).
+        // second and came out 12 dB under the microphone (ERLE 43.2 dB at 10 ms blocks and 33.6 at 5 ms, against 45.5
+        // and 38.7 so).
         tailEstimator.filterGrew(fromBlocks: canceller.impulseResponseFrameCount / blockFrameCount)
         canceller.extendFilter(toFrames: Int(milliseconds * Double(sampleRate) / 1000))
         if milliseconds > longRoomMilliseconds && suppressor.isNearEndQuiet { suppressor.forgetEchoCoupling() }
