@@ -143,7 +143,8 @@ import Testing
         let (far, microphone, _, _) = try Self.scene(seed: 91, reverberationSeconds: 0.8, directGain: 0.15,
                                                      talkerUnderEchoDecibels: 3)
         let (output, processor) = try Scene.process(microphone: microphone, far: far)
-        #expect(processor.echoFilterMilliseconds == EchoPipelineSettings().reverberantRoomFilterLengthMilliseconds)
+        // Grown for the hall: half its reverberation time as the fit reads it (0.78-0.8 s), past the long-room length.
+        #expect(processor.echoFilterMilliseconds >= EchoPipelineSettings().reverberantRoomFilterLengthMilliseconds - 20)
         let erle = Scene.erleDB(microphone, output, from: 6, to: 7.5)
         #expect(erle > 45, "ERLE \(erle) dB over 6-7.5 s")
     }

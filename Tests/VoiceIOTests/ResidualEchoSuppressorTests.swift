@@ -13,10 +13,13 @@ import CAllocCounter
         var far: [Float], microphone: [Float], estimate: [Float], output: [Float], near: [Float], noise: [Float]
     }
 
-    static func scene(seconds: Double, farEnd: Bool, nearEnd: Bool, noiseRMS: Float = 0.001) -> Scene {
+    /// `farEndStartSeconds`: the far end is silent before it.
+    static func scene(seconds: Double, farEnd: Bool, nearEnd: Bool, noiseRMS: Float = 0.001,
+                      farEndStartSeconds: Double = 0) -> Scene {
         let fixture = EchoSceneFixture(sampleRate: rate)
         let count = Int(seconds * Double(rate))
-        let far = farEnd ? fixture.speechLike(seconds: seconds, seed: 41) : [Float](repeating: 0, count: count)
+        var far = farEnd ? fixture.speechLike(seconds: seconds, seed: 41) : [Float](repeating: 0, count: count)
+        for index in 0..<min(count, Int(farEndStartSeconds * Double(rate))) { far[index] = 0 }
         let clipped = far.map { max(-0.15, min(0.15, $0)) }
         let taps = fixture.roomResponse(bulkMilliseconds: 2, seed: 12)
         let echo = EchoSceneFixture.convolve(clipped, taps: taps, gain: 0.5, count: count)
@@ -78,9 +81,12 @@ import CAllocCounter
     }
 
     /// Quiet noise, so the residual (16 dB below the echo) is far above the floor: suppression must take at
-    /// least 16 dB more off it (measured: about 20).
+    /// least 16 dB more off it (measured: about 20). The far end starts after the comfort noise's start frames, as a
+    /// call's first echo does: with the residual in them, the noise that fills it stood 5-9 dB over the room until
+    /// the far end's first pause near 3 s (15.4 dB more; the first 10 ms block, the speech's quiet onset, was all the
+    /// floor read before, and the test passed on that).
     @Test func suppressesTheResidualOfAClippingSpeaker() {
-        let scene = Self.scene(seconds: 4, farEnd: true, nearEnd: false, noiseRMS: 0.0002)
+        let scene = Self.scene(seconds: 4, farEnd: true, nearEnd: false, noiseRMS: 0.0002, farEndStartSeconds: 0.1)
         let out = Self.suppress(scene)
         let microphone = Self.power(scene.microphone, from: 1, to: 3.9)
         let linearOnly = Self.decibels(microphone / Self.power(scene.output, from: 1, to: 3.9))

@@ -5,7 +5,9 @@
 /// is minimised over the last `windowFrames` frames (kept as `subwindowCount` sub-window minima, so the window
 /// slides in steps), and a fixed factor corrects the minimum's bias below the mean. Speech does not lift it (it
 /// pauses within the window); echo need not pause (a far end that talks on over a filter still converging, a
-/// room that rings, music), so where the caller's echo estimate is above the floor the floor may only fall. A
+/// room that rings, music), so where the caller's echo estimate is above the floor the floor may only fall. The
+/// floor starts as the mean power of the first `startFrames` frames, whatever the echo (a call's echo takes that
+/// long to come back): held under the echo from then on, a start read low stayed low until the far end paused. A
 /// louder background is followed within one window once the echo leaves it, and a silent start (a device's
 /// first zeros) is forgotten after one window. A second floor over the same minimum (`backgroundPower`) may be
 /// held on fewer frames than the generated noise's (`track`'s `backgroundHoldsRise`). Generated noise has the
@@ -40,26 +42,37 @@ public final class ComfortNoise {
     /// Minimum over the complete sub-windows.
     private let windowMinimum: UnsafeMutablePointer<Float>
     private let subwindowFrames: Int
+    /// Frames whose mean power is the first floor.
+    private let startFrames: Int
+    private var framesTracked = 0
     private var framesInSubwindow = 0
     private var subwindowIndex = 0
     private var completeSubwindows = 0
-    private var initialised = false
     private var state: UInt64 = 0x2545_F491_4F6C_DD1D
 
     private static var subwindowCount: Int { 6 }
+    /// Echo power, relative to the generated floor, that still holds that floor from rising: 6 dB under it. A
+    /// reverberant room's leftover runs over the caller's estimate of it, and where the estimate stood just under the
+    /// floor the leftover lifted it 2-5 dB over the room while the far end talked (our quiet-pump r04, r07, r01 at 10
+    /// ms blocks: the line 2.4-3.1 dB louder in the far end's talk than in the quiet). The background floor keeps
+    /// the plain rule: read lower, it let a hall's leftover pass for a talker (our far-speaker f11: ERLE 45.4 -> 41.7).
+    private static var generatedFloorEchoMargin: Float { 0.25 }
     private static var smoothingWeight: Float { 0.2 }
     /// Mean over the windowed minimum of the smoothed power of one bin (sine window of two blocks, 50 % overlap,
     /// smoothing 0.2, a 300-frame window): 4.4 dB, measured on white noise.
     private static var minimumBias: Float { 2.75 }
 
     /// `binCount`: bins per spectrum. `windowFrames`: frames the minimum spans (about 1.5 s; at least
-    /// `subwindowCount`). `synthesisPowerScale`: the transform length over the analysis window's energy Σ w²
-    /// (1 when the tracked and the generated spectra share a scale). Not real-time safe.
-    public init(binCount: Int, windowFrames: Int = 150, synthesisPowerScale: Float = 1) {
+    /// `subwindowCount`). `startFrames`: frames whose mean power is the first floor (at least 1).
+    /// `synthesisPowerScale`: the transform length over the analysis window's energy Σ w² (1 when the tracked and
+    /// the generated spectra share a scale). Not real-time safe.
+    public init(binCount: Int, windowFrames: Int = 150, startFrames: Int = 1, synthesisPowerScale: Float = 1) {
         precondition(binCount > 0, "ComfortNoise needs at least one bin")
+        precondition(startFrames > 0, "ComfortNoise starts from at least one frame")
         precondition(synthesisPowerScale > 0 && synthesisPowerScale.isFinite, "ComfortNoise scale must be positive")
         self.binCount = binCount
         self.synthesisPowerScale = synthesisPowerScale
+        self.startFrames = startFrames
         subwindowFrames = max(1, windowFrames / Self.subwindowCount)
         self.windowFrames = subwindowFrames * Self.subwindowCount
         noisePower = .zeroed(binCount)
@@ -82,19 +95,21 @@ public final class ComfortNoise {
     /// power each bin of the frame is believed to hold (same units): where it is above the floor (smoothed as
     /// the minimum's power is), the floor may fall but not rise, so a far end that talks for longer than the
     /// window, over a filter that has not yet converged, cannot pass its leftovers off as the room's background.
+    /// The generated floor is held by echo down to `generatedFloorEchoMargin` under it (see there).
     /// `holdsRise`: the floor may not rise in any bin this frame (a talker over the echo, who may talk longer
     /// than the window). `backgroundHoldsRise`: the same for `backgroundPower` (nil: `holdsRise`). Real-time safe.
     public func track(power: UnsafePointer<Float>, echo: UnsafePointer<Float>? = nil, holdsRise: Bool = false,
                       backgroundHoldsRise: Bool? = nil) {
         let backgroundHolds = backgroundHoldsRise ?? holdsRise
-        // The first frame sets both floors, whatever the echo: held from nothing, they stayed there while the far end
-        // talked on.
-        let isFirst = !initialised
-        if !initialised {
+        if framesTracked == 0 {
             smoothedPower.update(from: power, count: binCount)
             currentMinimum.update(from: power, count: binCount)
-            initialised = true
         }
+        // The start frames set both floors to their mean, whatever the echo: held from nothing, the floors stayed there
+        // while the far end talked on. One frame's power times the minimum's bias stood 4.4 dB over the room, held
+        // there; and the rare low frame, held too, took the line under the room whenever the far end talked.
+        let startCount = framesTracked < startFrames ? Float(framesTracked + 1) : 0
+        framesTracked = min(framesTracked + 1, startFrames)
         let complete = completeSubwindows > 0
         for k in 0..<binCount {
             let p = smoothedPower[k] + Self.smoothingWeight * (power[k] - smoothedPower[k])
@@ -107,9 +122,15 @@ public final class ComfortNoise {
                 smoothedEcho[k] += Self.smoothingWeight * (echo[k] - smoothedEcho[k])
                 echoPower = smoothedEcho[k]
             }
-            if isFirst || Self.takes(floor, over: noisePower[k], held: holdsRise, echo: echoPower) { noisePower[k] = floor }
-            if isFirst || Self.takes(floor, over: backgroundPower[k], held: backgroundHolds, echo: echoPower) {
-                backgroundPower[k] = floor
+            if startCount > 0 {
+                noisePower[k] += (power[k] - noisePower[k]) / startCount
+                backgroundPower[k] = noisePower[k]
+            } else {
+                let generatedEcho = echoPower.map { $0 / Self.generatedFloorEchoMargin }
+                if Self.takes(floor, over: noisePower[k], held: holdsRise, echo: generatedEcho) { noisePower[k] = floor }
+                if Self.takes(floor, over: backgroundPower[k], held: backgroundHolds, echo: echoPower) {
+                    backgroundPower[k] = floor
+                }
             }
         }
         framesInSubwindow += 1

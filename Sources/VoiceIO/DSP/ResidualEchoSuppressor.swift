@@ -277,11 +277,13 @@ public final class ResidualEchoSuppressor {
     private static var hangoverSeconds: Double { 0.08 }
     /// `quietSeconds` in blocks.
     private let quietBlocks: Int
-    /// Blocks left before the comfort noise's floor first tracks the output: the blocks before the first 10 ms block's
-    /// last, as at 10 ms blocks. A call's first 5 ms block of 8 kHz voice is the resampler's start, 40 dB under the room;
-    /// the floor started there, and while the far end talked its echo held the floor down (`ComfortNoise.track`): the
-    /// output was digital silence through the far end's single talk until its first pause (the public pump scene m06 at
-    /// 5 ms blocks: 127 dB under the quiet stretch).
+    /// Blocks left before the comfort noise's floor first tracks the output: the first 20 ms but their last block, so
+    /// that the first frame tracked has two blocks of input and none of the first 10 ms. The far end's echo holds the
+    /// floor where it started (`ComfortNoise.track`). A call's first 5 ms block of 8 kHz voice is the resampler's
+    /// start, 40 dB under the room: started there, the output was digital silence through the far end's single talk
+    /// (the public pump scene m06 at 5 ms blocks: 127 dB under the quiet stretch). The first 10 ms block's window is
+    /// half the zeros before the input: with the resampler's and the DC notch's start, its lowest band read 10 dB under
+    /// the room, and the line went 10 dB quiet whenever the far end talked (our quiet-pump z04, noise suppression on).
     private var blocksBeforeNoiseFloor: Int
     /// `talkerTailSeconds` in blocks.
     private let talkerTailBlocks: Int
@@ -305,6 +307,8 @@ public final class ResidualEchoSuppressor {
     private static var unalignedCoupling: Float { 4 }
     /// Span of the comfort noise's minimum: longer than a word or an echo burst, short enough to follow a room.
     private static var noiseWindowSeconds: Double { 3 }
+    /// Span whose mean power is the comfort noise's first floor: shorter than an echo's way back from a loudspeaker.
+    private static var noiseStartSeconds: Double { 0.04 }
     /// Time constant of the output/estimate cross-spectrum: long enough to average over a few syllables, short
     /// enough to catch an echo-path change.
     private static var coherenceSeconds: Double { 0.1 }
@@ -373,6 +377,7 @@ public final class ResidualEchoSuppressor {
         // The sine window of two blocks has energy Σ w² = blockFrameCount.
         let rate = BlockRate(blocksPerSecond: Double(sampleRate) / Double(blockFrameCount))
         comfortNoise = ComfortNoise(binCount: binCount, windowFrames: rate.blocks(seconds: Self.noiseWindowSeconds),
+                                    startFrames: max(1, rate.blocks(seconds: Self.noiseStartSeconds)),
                                     synthesisPowerScale: Float(size) / Float(blockFrameCount))
         quietBlocks = rate.blocks(seconds: Self.quietSeconds)
         pausedPathMove = PausedPathMove(rate: rate)
@@ -418,7 +423,7 @@ public final class ResidualEchoSuppressor {
         coupling = ResidualEchoCoupling(laneBinCount: laneBinCount, rate: rate)
         detector = DoubleTalkDetector(hangoverFrames: rate.blocks(seconds: Self.hangoverSeconds))
         detectionMean = TunedBlockMean(blockCount: rate.blocksPerTunedBlock)
-        blocksBeforeNoiseFloor = rate.blocksPerTunedBlock - 1
+        blocksBeforeNoiseFloor = 2 * rate.blocksPerTunedBlock - 1
         audibleResidualEcho = filled(laneBinCount, 0)
         residualEcho = filled(laneBinCount, 0)
         coherentEcho = filled(laneBinCount, 0)
