@@ -127,7 +127,9 @@ public final class ComfortNoise {
                 backgroundPower[k] = noisePower[k]
             } else {
                 let generatedEcho = echoPower.map { $0 / Self.generatedFloorEchoMargin }
-                if Self.takes(floor, over: noisePower[k], held: holdsRise, echo: generatedEcho) { noisePower[k] = floor }
+                if Self.takes(floor, over: noisePower[k], held: holdsRise, echo: generatedEcho) {
+                    noisePower[k] = floor
+                }
                 if Self.takes(floor, over: backgroundPower[k], held: backgroundHolds, echo: echoPower) {
                     backgroundPower[k] = floor
                 }

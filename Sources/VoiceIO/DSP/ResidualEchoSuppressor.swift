@@ -278,12 +278,13 @@ public final class ResidualEchoSuppressor {
     /// `quietSeconds` in blocks.
     private let quietBlocks: Int
     /// Blocks left before the comfort noise's floor first tracks the output: the first 20 ms but their last block, so
-    /// that the first frame tracked has two blocks of input and none of the first 10 ms. The far end's echo holds the
-    /// floor where it started (`ComfortNoise.track`). A call's first 5 ms block of 8 kHz voice is the resampler's
-    /// start, 40 dB under the room: started there, the output was digital silence through the far end's single talk
-    /// (the public pump scene m06 at 5 ms blocks: 127 dB under the quiet stretch). The first 10 ms block's window is
-    /// half the zeros before the input: with the resampler's and the DC notch's start, its lowest band read 10 dB under
-    /// the room, and the line went 10 dB quiet whenever the far end talked (our quiet-pump z04, noise suppression on).
+    /// that the first frame tracked has a whole window of input (at 10 ms blocks the first 20 ms; at 5 ms blocks none
+    /// of the first 10 ms). The far end's echo holds the floor where it started (`ComfortNoise.track`). A call's first
+    /// 5 ms block of 8 kHz voice is the resampler's start, 40 dB under the room: started there, the output was digital
+    /// silence through the far end's single talk (the public pump scene m06 at 5 ms blocks: 127 dB under the quiet
+    /// stretch). The first 10 ms block's window is half the zeros before the input: with the resampler's and the DC
+    /// notch's start, its lowest band read 10 dB under the room, and the line went 10 dB quiet whenever the far end
+    /// talked (our quiet-pump z04, noise suppression on).
     private var blocksBeforeNoiseFloor: Int
     /// `talkerTailSeconds` in blocks.
     private let talkerTailBlocks: Int
