@@ -117,6 +117,48 @@ import Testing
 }
 
 extension ComfortNoiseTests {
+    /// A room 20 dB louder from 2 s (power 1e-6 -> 1e-4), both floors told from 1.5 s on that a talker may be
+    /// talking, the background's hold lifted: the background follows the room within a window, the generated noise
+    /// stays at the quiet room's level; with the same hold for both they are one floor.
+    @Test func theBackgroundFloorRisesWhereTheGeneratedOneIsHeld() {
+        let fixture = EchoSceneFixture(sampleRate: Self.rate)
+        let input = fixture.noise(count: 2 * Self.rate, rms: 0.001, seed: 8)
+            + fixture.noise(count: 4 * Self.rate, rms: 0.01, seed: 9)
+        func floors(backgroundHoldsRise: Bool?) -> (noise: Float, background: Float) {
+            let noise = ComfortNoise(binCount: 9, windowFrames: 150)
+            var power = [Float](repeating: 0, count: 9)
+            for start in stride(from: 0, through: input.count - Self.block, by: Self.block) {
+                let mean = input[start..<start + Self.block].reduce(0) { $0 + $1 * $1 } / Float(Self.block)
+                for k in power.indices { power[k] = mean }
+                let held = start >= 3 * Self.rate / 2
+                noise.track(power: power, holdsRise: held, backgroundHoldsRise: backgroundHoldsRise.map { $0 && held })
+            }
+            return (noise.noisePower[4], noise.backgroundPower[4])
+        }
+        let split = floors(backgroundHoldsRise: false), same = floors(backgroundHoldsRise: nil)
+        #expect(split.noise > 1e-6 && split.noise < 1e-5, "generated floor \(split.noise)")
+        #expect(split.background > 3e-5, "background floor \(split.background)")
+        #expect(same.background == same.noise && same.noise == split.noise)
+    }
+
+    /// The far end's echo from the very first frame (a call's first 5 ms block after the resampler's start): the start
+    /// frames' mean sets both floors, and the echo, above them from then on, holds them there, neither at zero nor at
+    /// the echo. Held from zero, both floors stayed at zero (the public pump scene m06 at 5 ms blocks: digital
+    /// silence); taken from one frame times the minimum's bias, they stood 4.4 dB over the room.
+    @Test func theStartFramesSetTheFloorUnderEcho() {
+        let noise = ComfortNoise(binCount: 4, windowFrames: 150, startFrames: 4)
+        let echo = [Float](repeating: 1e-3, count: 4)
+        for frame in 0..<100 {
+            // The room's power read 1e-6 and 3e-6 in turn (a frame's power scatters about the room's mean of 2e-6).
+            let room = [Float](repeating: frame % 2 == 0 ? 1e-6 : 3e-6, count: 4)
+            noise.track(power: room, echo: echo)
+        }
+        for k in 0..<4 {
+            #expect(abs(noise.noisePower[k] / 2e-6 - 1) < 0.01, "floor \(noise.noisePower[k])")
+            #expect(noise.backgroundPower[k] == noise.noisePower[k])
+        }
+    }
+
     /// A room 6 dB louder once the far end talks, its echo 4.4 dB under the floor (a reverberant room's leftover that
     /// the caller's estimate puts just under the floor): the generated floor holds, the background floor the detector
     /// reads follows the room.
