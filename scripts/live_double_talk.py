@@ -158,18 +158,23 @@ def replayable(scene, room_path, microphones):
         write_wav(path, microphone[start:].astype(np.float32), rate)
 
 
+def dispatch(commands, usage):
+    """Runs the command the first argument names: `commands` maps each name to (whether it takes that many arguments,
+    the function that takes them); anything else exits with `usage`."""
+    name, arguments = (sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else ('', [])
+    takes, function = commands.get(name, (lambda count: False, None))
+    if not takes(len(arguments)):
+        sys.exit(usage)
+    function(*arguments)
+
+
 def main():
-    command = sys.argv[1] if len(sys.argv) > 1 else ''
-    if command == 'room' and len(sys.argv) == 5:
-        room(sys.argv[2], int(sys.argv[3]), sys.argv[4])
-    elif command == 'score' and len(sys.argv) in (4, 5):
-        print(json.dumps(score(*sys.argv[2:])))
-    elif command == 'replayable' and len(sys.argv) >= 5:
-        replayable(sys.argv[2], sys.argv[3], sys.argv[4:])
-    elif command == 'summary' and len(sys.argv) == 3:
-        summary(sys.argv[2])
-    else:
-        sys.exit(__doc__)
+    dispatch({
+        'room': (lambda n: n == 3, lambda scene, rate, out: room(scene, int(rate), out)),
+        'score': (lambda n: n in (2, 3), lambda *a: print(json.dumps(score(*a)))),
+        'replayable': (lambda n: n >= 3, lambda scene, room_path, *mics: replayable(scene, room_path, list(mics))),
+        'summary': (lambda n: n == 1, summary),
+    }, __doc__)
 
 
 if __name__ == '__main__':

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from live_double_talk import meta_of, read_wav, resampled, write_wav
+from live_double_talk import dispatch, meta_of, read_wav, resampled, write_wav
 
 # simulate's WAV carries a chunk scipy does not read; the samples are read all the same.
 warnings.filterwarnings('ignore', message='Chunk')
@@ -61,15 +61,11 @@ def summary(path):
 
 
 def main():
-    command = sys.argv[1] if len(sys.argv) > 1 else ''
-    if command == 'background' and len(sys.argv) == 5:
-        background(sys.argv[2], int(sys.argv[3]), sys.argv[4])
-    elif command == 'score' and len(sys.argv) == 5:
-        print(json.dumps(score(*sys.argv[2:])))
-    elif command == 'summary' and len(sys.argv) == 3:
-        summary(sys.argv[2])
-    else:
-        sys.exit(__doc__)
+    dispatch({
+        'background': (lambda n: n == 3, lambda scene, rate, out: background(scene, int(rate), out)),
+        'score': (lambda n: n == 3, lambda *a: print(json.dumps(score(*a)))),
+        'summary': (lambda n: n == 1, summary),
+    }, __doc__)
 
 
 if __name__ == '__main__':
