@@ -284,8 +284,29 @@ public final class ResidualEchoSuppressor {
     /// silence through the far end's single talk (the public pump scene m06 at 5 ms blocks: 127 dB under the quiet
     /// stretch). The first 10 ms block's window is half the zeros before the input: with the resampler's and the DC
     /// notch's start, its lowest band read 10 dB under the room, and the line went 10 dB quiet whenever the far end
-    /// talked (our quiet-pump z04, noise suppression on).
+    /// talked (our quiet-pump z04, noise suppression on). A device's first zeros are another start: until the floor
+    /// first tracks, a block within the stream's first `deviceSilenceSeconds` that holds a run of them
+    /// (`deviceSilenceFrames`) sets the count back to `blocksAfterDeviceSilence`, so that the first frame tracked holds
+    /// none of them. Counted in, a stream's first 15 ms of zeros took the line 25-123 dB under the room while the far
+    /// end talked (our quiet-pump z01, z04, z05 at 10 ms blocks, the microphone's first 15 ms zeroed; 7-17 dB at 5 ms),
+    /// and on a private PipeWire daemon 4 dB (z04 at 10 ms blocks, `scripts/live-pump`).
     private var blocksBeforeNoiseFloor: Int
+    /// `blocksBeforeNoiseFloor` from a block that holds a device's zeros: that block and the next, or at 5 ms blocks
+    /// the next three, as before a stream's first block.
+    private let blocksAfterDeviceSilence: Int
+    /// Exact zeros in a row that only a device's silence gives (1 ms): a microphone's noise, notched and less the
+    /// filter's estimate, never does.
+    private let deviceSilenceFrames: Int
+    /// Whether the comfort noise's floor has started tracking the output.
+    private var isNoiseFloorTracked = false
+    /// How long from a stream's start zeros are taken for the device's, not the room's: a device's first period or two
+    /// (a PipeWire stream's first 40 ms). Zeros that last longer are a silent room (a digital source, a simulated room
+    /// without noise), whose floor is nothing: waited past, the floor started from the echo's first frames and the echo
+    /// passed against it (`DuckingTests`: the app's echo at -28 to -32 dBFS in the output, which ducked the app).
+    private static var deviceSilenceSeconds: Double { 0.04 }
+    /// `deviceSilenceSeconds` in blocks, and the blocks processed so far (up to it).
+    private let deviceSilenceBlocks: Int
+    private var blocksSinceStart = 0
     /// `talkerTailSeconds` in blocks.
     private let talkerTailBlocks: Int
     private static var gainRecovery: Float { 0.5 }
@@ -425,6 +446,9 @@ public final class ResidualEchoSuppressor {
         detector = DoubleTalkDetector(hangoverFrames: rate.blocks(seconds: Self.hangoverSeconds))
         detectionMean = TunedBlockMean(blockCount: rate.blocksPerTunedBlock)
         blocksBeforeNoiseFloor = 2 * rate.blocksPerTunedBlock - 1
+        blocksAfterDeviceSilence = 2 * rate.blocksPerTunedBlock
+        deviceSilenceFrames = max(1, sampleRate / 1000)
+        deviceSilenceBlocks = rate.blocks(seconds: Self.deviceSilenceSeconds)
         audibleResidualEcho = filled(laneBinCount, 0)
         residualEcho = filled(laneBinCount, 0)
         coherentEcho = filled(laneBinCount, 0)
@@ -540,10 +564,16 @@ public final class ResidualEchoSuppressor {
         // scene k02: 10-20 dB above the room, ERLE 26.6 dB; 29.1 held). The detector and the ratios keep the
         // floor that may rise in the far end's pauses: read against the held one, a long tail's leftovers after
         // double talk passed for a talker (our pathchange scene p07: 39.0 -> 32.6 dB).
-        // The floor starts from the first 10 ms of output (`blocksBeforeNoiseFloor`).
+        // The floor starts once the output's first blocks are past (`blocksBeforeNoiseFloor`).
+        if !isNoiseFloorTracked && blocksSinceStart < deviceSilenceBlocks
+            && Self.holdsZeros(e, count: h, inARow: deviceSilenceFrames) {
+            blocksBeforeNoiseFloor = blocksAfterDeviceSilence
+        }
+        blocksSinceStart = min(blocksSinceStart + 1, deviceSilenceBlocks)
         if blocksBeforeNoiseFloor > 0 {
             blocksBeforeNoiseFloor -= 1
         } else {
+            isNoiseFloorTracked = true
             comfortNoise.track(power: outputPower, echo: residualEcho, holdsRise: !isNearEndQuiet,
                                backgroundHoldsRise: farEndActive && !isNearEndQuiet)
         }
@@ -780,6 +810,16 @@ public final class ResidualEchoSuppressor {
         lateEnergy = energyPastEnd.isFinite ? max(0, energyPastEnd) : 0
         lateDecay = decayPerBlock.isFinite ? min(max(decayPerBlock, 0), 0.999) : 0
         lateDelayBlocks = min(max(delayBlocks, 1), longestLateDelayBlocks)
+    }
+
+    /// Whether `count` samples from `block` hold `inARow` exact zeros in a row. Real-time safe.
+    private static func holdsZeros(_ block: UnsafePointer<Float>, count: Int, inARow: Int) -> Bool {
+        var run = 0
+        for i in 0..<count {
+            run = block[i] == 0 ? run + 1 : 0
+            if run >= inARow { return true }
+        }
+        return false
     }
 
     /// Shifts `block` into the two-block `history` and, unless `transforms` is false (the history only kept), transforms
