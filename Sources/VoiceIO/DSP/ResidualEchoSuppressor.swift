@@ -300,12 +300,14 @@ public final class ResidualEchoSuppressor {
     /// Whether the comfort noise's floor has started tracking the output.
     private var isNoiseFloorTracked = false
     /// How long from a stream's start zeros are taken for the device's, not the room's: a device's first period or two
-    /// (a PipeWire stream's first 40 ms). Zeros that last longer are a silent room (a digital source, a simulated room
-    /// without noise), whose floor is nothing: waited past, the floor started from the echo's first frames and the echo
-    /// passed against it (`DuckingTests`: the app's echo at -28 to -32 dBFS in the output, which ducked the app).
+    /// (pw-record's PipeWire stream began with 40 ms of them). Zeros that last longer are a silent room (a digital
+    /// source, a simulated room without noise), whose floor is nothing: waited past, the floor started from the echo's
+    /// first frames and the echo passed against it (`DuckingTests`: the app's echo at -28 to -32 dBFS in the output,
+    /// which ducked the app).
     private static var deviceSilenceSeconds: Double { 0.04 }
-    /// `deviceSilenceSeconds` in blocks, and the blocks processed so far (up to it).
+    /// `deviceSilenceSeconds` in blocks.
     private let deviceSilenceBlocks: Int
+    /// Blocks processed since the stream's start, counted up to `deviceSilenceBlocks`.
     private var blocksSinceStart = 0
     /// `talkerTailSeconds` in blocks.
     private let talkerTailBlocks: Int
