@@ -14,6 +14,12 @@ import Testing
         #expect(pair.add(SIMD4(0, 0, 0, 0)) == SIMD4(2, 0, 1, 0))
     }
 
+    /// The blocks whose windows span a 10 ms block's 20 ms window: the block itself at 10 ms, three at 5 ms.
+    @Test func blocksSpanningTheTunedWindow() {
+        #expect(BlockRate(blocksPerSecond: 100).blocksPerTunedWindow == 1)
+        #expect(BlockRate(blocksPerSecond: 200).blocksPerTunedWindow == 3)
+    }
+
     /// A step per 10 ms block is itself at 10 ms blocks, and at 5 ms the step that covers as much per second.
     @Test func stepsPerTunedBlockCoverTheSameTime() {
         #expect(BlockRate(blocksPerSecond: 100).step(perTunedBlock: 0.05) == 0.05)

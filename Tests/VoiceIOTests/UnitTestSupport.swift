@@ -11,12 +11,13 @@ final class UnitHarness {
     private var drain: [Float]
 
     init(room configuration: SimulatedRoomConfiguration, voiceRate: Int = 16000, far: [Float] = [],
-         agc: Bool = false, recordSeconds: Double = 0) throws {
+         agc: Bool = false, recordSeconds: Double = 0, settings: VoiceProcessingSettings = .init()) throws {
         var configuration = configuration
         configuration.clock = .virtual
         room = try SimulatedRoom(configuration: configuration)
         if recordSeconds > 0 { room.startRecording(seconds: recordSeconds) }
-        unit = try VoiceProcessingIO(device: room, voiceFormat: try StreamFormat.voice(sampleRate: voiceRate))
+        unit = try VoiceProcessingIO(device: room, voiceFormat: try StreamFormat.voice(sampleRate: voiceRate),
+                                     settings: settings)
         unit.enableAGC = agc
         let source = VoiceSource(far)
         self.far = source
