@@ -63,11 +63,11 @@ import Glibc
 /// and fell in 2 (31 under 0.93 → 26), the far end's ERLE rose in 101 and fell in 9 (by 0.5 dB at most), the talker's
 /// gain in double talk moved by 0.006 dB on average. Every estimate and decision above is still reckoned on the
 /// block filter's output: read on the stage's, the ratios learned its smaller, less predictable leftover, and the
-/// far end's single talk lost 6.6 dB of ERLE in our public q06 and reverberant r08. The detector alone also reads half
-/// the stage's estimate as echo left (a tenth in a room that rings past the filter): the stage learns a path that
-/// moved under a talker, which the ratios cannot (`stagedEchoShare`). While the filter finds no echo
-/// the stage stays at its start, and it starts over with the filter (`forgetLeftoverPath`). In a room that rings past
-/// the filter it grows to span half a second up to 4 kHz (`reverberantLeftoverPathSeconds`).
+/// far end's single talk lost 6.6 dB of ERLE in our public q06 and reverberant r08. The detector alone also reads the
+/// stage's estimate as echo left (a tenth of it in a room that rings past the filter): the stage learns a path that
+/// moved under a talker, and the onsets of held music, which the ratios cannot (`stagedEchoShare`). While the filter
+/// finds no echo the stage stays at its start, and it starts over with the filter (`forgetLeftoverPath`). In a room
+/// that rings past the filter it grows to span half a second up to 4 kHz (`reverberantLeftoverPathSeconds`).
 ///
 /// Latency: one block (`latencyFrames`). `init` allocates; `process` and the properties are real-time safe.
 public final class ResidualEchoSuppressor {
@@ -87,9 +87,9 @@ public final class ResidualEchoSuppressor {
     /// threshold by chance more often in far-end single talk (with the ratios' steps per 10 ms and the misadjustment
     /// monitor judging 10 ms, our reverberant r13 and r04 at 5 ms blocks: ERLE 37.4 and 33.3 dB, 45.6 and 44.5 averaged
     /// over two blocks; 42.1 and 45.1 at 10 ms blocks). Two blocks span 15 ms: on held music (macroform-cold_day) a
-    /// passage's onset, which the filter leaves 10-20 dB more of than the sustained notes before it, passed for a talker
-    /// in 30 % of the far-end blocks from 4.5 s to 22 s (the ratios, which rise only creeping while a talker is heard,
-    /// stayed under the onsets' leftover), and the gentle gain of double talk let the music through at 25-35 dB
+    /// passage's onset, which the filter leaves 10-20 dB more of than the sustained notes before it, passed for a
+    /// talker in 30 % of the far-end blocks from 4.5 s to 22 s (the ratios, which rise only creeping while a talker is
+    /// heard, stayed under the onsets' leftover), and the gentle gain of double talk let the music through at 25-35 dB
     /// (`scripts/music-echo --block-ms 5`: 29.4 dB; three blocks: 31.0).
     private var detectionMean: TunedBlockMean
     /// Whether the near talker has been quiet for half a second (`quietSeconds`): far-end single talk for sure (read
@@ -371,8 +371,14 @@ public final class ResidualEchoSuppressor {
     /// the talker's words (our hall w01: DT STOI 0.771 -> 0.720 at half, 0.744 at a quarter); at a tenth STOI moved in
     /// 2 of the 131 scenes, both up (r08 0.930 -> 0.933), ERLE rose in 16 (far-speaker f11 40.5 -> 43.2 dB, hall w02
     /// 45.4 -> 48.0; at 5 ms blocks f02 36.1 -> 40.6) and fell in 5 (soft-near o08 35.6 -> 34.3 dB, the rest by 0.14
-    /// at most).
-    private static var stagedEchoShare: Float { 0.5 }
+    /// at most). Held music then showed what half left out: a passage's onset, which the filter leaves 10-20 dB more
+    /// of than the notes before it, stood 4-8 dB over the stage's estimate and passed for a talker over half of it, in
+    /// a tenth to a third of the far end's blocks. At the whole power (the ringing room's share kept) the three hard
+    /// held-music files (`scripts/music-echo`, and as the far end through `simulate`, live and offline) read 37.6 ->
+    /// 40.8 dB on average at 10 ms blocks and 32.6 -> 36.0 at 5 ms; over our 137 tuning and public scenes ERLE rose
+    /// (reverberant r12 35.0 -> 48.1, pathchange p03 32.8 -> 43.9; at 5 ms r13 40.3 -> 44.8), double talk's STOI fell
+    /// by more than 0.003 in t09 alone (0.931 -> 0.921, 0.922 -> 0.916 at 5 ms), and pump.py's figures did not move.
+    private static var stagedEchoShare: Float { 1 }
     private static var ringingStagedEchoShare: Float { 0.1 }
     /// Magnitude-squared coherence of the output with the estimate below which the output counts as unexplained.
     private static var minimumCoherence: Float { 0.3 }

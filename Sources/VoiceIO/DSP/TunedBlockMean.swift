@@ -1,5 +1,5 @@
-/// The mean of the last few blocks' values, four at a time: what a reading tuned on 10 ms blocks takes from shorter ones
-/// (over the last 10 ms, `BlockRate.blocksPerTunedBlock`, or over the 20 ms a 10 ms block's window spans,
+/// The mean of the last few blocks' values, four at a time: what a reading tuned on 10 ms blocks takes from shorter
+/// ones (over the last 10 ms, `BlockRate.blocksPerTunedBlock`, or over the 20 ms a 10 ms block's window spans,
 /// `BlockRate.blocksPerTunedWindow`). `add` is real-time safe.
 struct TunedBlockMean {
     /// Blocks averaged, 1 ... 4.
