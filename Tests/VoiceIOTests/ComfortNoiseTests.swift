@@ -174,4 +174,22 @@ extension ComfortNoiseTests {
             #expect(noise.backgroundPower[k] > 4e-6, "background floor \(noise.backgroundPower[k])")
         }
     }
+
+    /// A stream that starts with a device's zeros, then the far end's echo over a room: where the frame's power stands
+    /// 6 dB over the echo the zero floor rises once the zeros leave the window (held at zero, the line was digital
+    /// silence through the far end's talk: quiet-pump z01, z04, z05 with 100 ms of zeros in front); where the echo
+    /// explains the power (a noiseless room, whose floor is the zeros) it stays at zero.
+    @Test func aZeroFloorRisesWhereTheEchoDoesNotExplainThePower() {
+        func floors(power: Float, echo: Float) -> (noise: Float, background: Float) {
+            let noise = ComfortNoise(binCount: 4, windowFrames: 60)
+            for _ in 0..<10 { noise.track(power: [Float](repeating: 0, count: 4)) }
+            let echoPower = [Float](repeating: echo, count: 4)
+            for _ in 0..<200 { noise.track(power: [Float](repeating: power, count: 4), echo: echoPower) }
+            return (noise.noisePower[0], noise.backgroundPower[0])
+        }
+        let room = floors(power: 5e-6, echo: 1e-6)
+        #expect(room.noise > 5e-6 && room.background > 5e-6, "floors \(room)")
+        let echoAlone = floors(power: 3e-6, echo: 1e-6)
+        #expect(echoAlone.noise == 0 && echoAlone.background == 0, "floors \(echoAlone)")
+    }
 }

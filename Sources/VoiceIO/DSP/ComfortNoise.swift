@@ -9,10 +9,10 @@
 /// floor starts as the mean power of the first `startFrames` frames, whatever the echo (a call's echo takes that
 /// long to come back): held under the echo from then on, a start read low stayed low until the far end paused. A
 /// louder background is followed within one window once the echo leaves it, and a silent start (a device's
-/// first zeros) is forgotten after one window. A second floor over the same minimum (`backgroundPower`) may be
-/// held on fewer frames than the generated noise's (`track`'s `backgroundHoldsRise`). Generated noise has the
-/// floor's magnitude scaled by √(1 − g²) for a bin suppressed to gain g, and a random phase from a fixed-seed
-/// generator.
+/// first zeros) is forgotten after one window, under echo too where the power stands clearly over it. A second
+/// floor over the same minimum (`backgroundPower`) may be held on fewer frames than the generated noise's (`track`'s
+/// `backgroundHoldsRise`). Generated noise has the floor's magnitude scaled by √(1 − g²) for a bin suppressed to
+/// gain g, and a random phase from a fixed-seed generator.
 ///
 /// The floor is measured on windowed frames, but the generated spectrum is not windowed noise: its inverse
 /// transform spreads over the whole transform. So that the synthesised noise has the background's level in
@@ -58,6 +58,8 @@ public final class ComfortNoise {
     /// the plain rule: read lower, it let a hall's leftover pass for a talker (our far-speaker f11: ERLE 45.4 -> 41.7).
     private static var generatedFloorEchoMargin: Float { 0.25 }
     private static var smoothingWeight: Float { 0.2 }
+    /// Smoothed power over smoothed echo above which a frame holds sound the echo does not explain: 6 dB.
+    private static var unexplainedPowerOverEcho: Float { 4 }
     /// Mean over the windowed minimum of the smoothed power of one bin (sine window of two blocks, 50 % overlap,
     /// smoothing 0.2, a 300-frame window): 4.4 dB, measured on white noise.
     private static var minimumBias: Float { 2.75 }
@@ -127,10 +129,13 @@ public final class ComfortNoise {
                 backgroundPower[k] = noisePower[k]
             } else {
                 let generatedEcho = echoPower.map { $0 / Self.generatedFloorEchoMargin }
-                if Self.takes(floor, over: noisePower[k], held: holdsRise, echo: generatedEcho) {
+                let isUnexplained = echoPower.map { p > Self.unexplainedPowerOverEcho * $0 } ?? true
+                if Self.takes(floor, over: noisePower[k], held: holdsRise, echo: generatedEcho,
+                              isUnexplained: isUnexplained) {
                     noisePower[k] = floor
                 }
-                if Self.takes(floor, over: backgroundPower[k], held: backgroundHolds, echo: echoPower) {
+                if Self.takes(floor, over: backgroundPower[k], held: backgroundHolds, echo: echoPower,
+                              isUnexplained: isUnexplained) {
                     backgroundPower[k] = floor
                 }
             }
@@ -151,9 +156,12 @@ public final class ComfortNoise {
     }
 
     /// Whether a bin's floor at `current` moves to this frame's `floor`: a fall always; a rise unless it is held (a
-    /// talker may be talking) or the frame's smoothed `echo` stands above the floor.
-    @inline(__always) private static func takes(_ floor: Float, over current: Float, held: Bool, echo: Float?) -> Bool {
-        floor <= current || !(held || echo.map { $0 > current } == true)
+    /// talker may be talking) or the frame's smoothed `echo` stands above the floor. A floor of exact zero is a
+    /// device's first samples, not a room (no microphone's noise is zero): echo does not hold it where the frame's
+    /// power stands clearly over the echo (`isUnexplained`, `unexplainedPowerOverEcho`).
+    @inline(__always) private static func takes(_ floor: Float, over current: Float, held: Bool, echo: Float?,
+                                                isUnexplained: Bool) -> Bool {
+        floor <= current || !(held || (echo.map { $0 > current } == true && !(current == 0 && isUnexplained)))
     }
 
     /// Adds noise to a spectrum whose bins were scaled by `gains` (0 ... 1): each bin gets the floor's
