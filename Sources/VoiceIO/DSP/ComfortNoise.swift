@@ -161,7 +161,10 @@ public final class ComfortNoise {
     /// power stands clearly over the echo (`isUnexplained`, `unexplainedPowerOverEcho`).
     @inline(__always) private static func takes(_ floor: Float, over current: Float, held: Bool, echo: Float?,
                                                 isUnexplained: Bool) -> Bool {
-        floor <= current || !(held || (echo.map { $0 > current } == true && !(current == 0 && isUnexplained)))
+        if floor <= current { return true }
+        if held { return false }
+        guard let echo, echo > current else { return true }
+        return current == 0 && isUnexplained
     }
 
     /// Adds noise to a spectrum whose bins were scaled by `gains` (0 ... 1): each bin gets the floor's
