@@ -192,4 +192,29 @@ extension ComfortNoiseTests {
         let echoAlone = floors(power: 3e-6, echo: 1e-6)
         #expect(echoAlone.noise == 0 && echoAlone.background == 0, "floors \(echoAlone)")
     }
+
+    /// A device's zeros (a late start, a stall), then the room while the far end is silent, whose first sound after
+    /// them is taken for a talker (the generated floor held, not the background's), then the far end's echo, which
+    /// explains the frame's power: the floors are the mean of the room's first frames, as at a stream's start, and
+    /// the echo holds them there. The first frame after the zeros, whose window still holds some, reads a quarter of
+    /// the room and is not one of them. With the zeros in the
+    /// window, the floors stayed at zero, held by the talker and then by the echo: the line was digital silence for
+    /// 2-7 s of the far end's talk (quiet-pump z01, z04, z05 with 0.1-1 s of zeros before 0.3-1.2 s of the room and
+    /// the far end's first words).
+    @Test(arguments: [0, 200])
+    func theRoomAfterZerosStartsTheFloor(roomFramesBeforeZeros: Int) {
+        let noise = ComfortNoise(binCount: 4, windowFrames: 60, startFrames: 4)
+        func room(_ frame: Int) -> [Float] { [Float](repeating: frame % 2 == 0 ? 1e-6 : 3e-6, count: 4) }
+        for frame in 0..<roomFramesBeforeZeros { noise.track(power: room(frame)) }
+        for _ in 0..<20 { noise.track(power: [Float](repeating: 0, count: 4)) }
+        noise.track(power: [Float](repeating: 5e-7, count: 4), holdsRise: true, backgroundHoldsRise: false)
+        for frame in 0..<30 { noise.track(power: room(frame), holdsRise: true, backgroundHoldsRise: false) }
+        let echo = [Float](repeating: 1e-4, count: 4)
+        for frame in 0..<200 { noise.track(power: room(frame).map { $0 + 1e-4 }, echo: echo) }
+        for k in 0..<4 {
+            #expect(abs(noise.noisePower[k] / 2e-6 - 1) < 0.01, "generated floor \(noise.noisePower[k])")
+            // Not held by the talker, the background's floor took the minimum over the room's frames.
+            #expect(abs(noise.backgroundPower[k] / 2e-6 - 1) < 0.5, "background floor \(noise.backgroundPower[k])")
+        }
+    }
 }

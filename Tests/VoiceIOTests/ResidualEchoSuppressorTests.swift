@@ -115,6 +115,25 @@ import CAllocCounter
         #expect(abs(level - control) < 1, "output \(level) dB from the room after the zeros, \(control) dB without")
     }
 
+    /// A device that starts late: its first 100 or 300 ms are zeros, then the room (-60 dBFS), and from 0.5 s the far
+    /// end. The output while the far end talks stands where it stands without the zeros. With the zeros in the floor's
+    /// window, the room's onset after them passing for a talker, the floor stayed low, then held there by the echo:
+    /// 5.9 dB under the room while the far end talked (now 0.5 dB from the output without the zeros).
+    @Test(arguments: [100, 300])
+    func theRoomAfterADevicesLateStartIsTheFloor(zeroMilliseconds: Int) {
+        let scene = Self.scene(seconds: 4, farEnd: true, nearEnd: false, noiseRMS: 0.001, farEndStartSeconds: 0.5)
+        var zeroed = scene
+        for i in 0..<(zeroMilliseconds * Self.rate / 1000) {
+            zeroed.microphone[i] = 0
+            zeroed.output[i] = 0
+        }
+        let noise = Self.power(scene.noise, from: 1, to: 3.9)
+        let level = Self.decibels(Self.power(Self.suppress(zeroed), from: 1, to: 3.9) / noise)
+        let control = Self.decibels(Self.power(Self.suppress(scene), from: 1, to: 3.9) / noise)
+        #expect(abs(control) < 3, "output \(control) dB from the room without the zeros")
+        #expect(abs(level - control) < 1.5, "output \(level) dB from the room after the zeros, \(control) dB without")
+    }
+
     /// After half a second of far-end single talk without any sign of the near talker, the residual's peaks are
     /// taken firmly too: the clipping speaker's residual loses clearly more than with the single-talk
     /// overestimate alone (measured: 24 dB, 20 without the firmer hold beyond the linear filter).

@@ -308,8 +308,9 @@ public final class ResidualEchoSuppressor {
     /// (pw-record's PipeWire stream began with 40 ms of them). Zeros that last longer are a silent room (a digital
     /// source, a simulated room without noise), whose floor is nothing: waited past, the floor started from the echo's
     /// first frames and the echo passed against it (`DuckingTests`: the app's echo at -28 to -32 dBFS in the output,
-    /// which ducked the app). A floor that started from longer zeros rises under the echo where the output stands
-    /// clearly over the echo (`ComfortNoise`), once the zeros leave its window.
+    /// which ducked the app). A floor that started from longer zeros starts afresh on the room heard before any echo,
+    /// and rises under the echo where the output stands clearly over it once the zeros leave its window
+    /// (`ComfortNoise`).
     private static var deviceSilenceSeconds: Double { 0.04 }
     /// `deviceSilenceSeconds` in blocks.
     private let deviceSilenceBlocks: Int
