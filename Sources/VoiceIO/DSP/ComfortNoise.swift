@@ -61,8 +61,9 @@ public final class ComfortNoise {
     /// the plain rule: read lower, it let a hall's leftover pass for a talker (our far-speaker f11: ERLE 45.4 -> 41.7).
     private static var generatedFloorEchoMargin: Float { 0.25 }
     private static var smoothingWeight: Float { 0.2 }
-    /// Echo power, over the frame's, above which a frame after zeros is heard while echo is expected: -20 dB.
-    private static var unexpectedEchoShare: Float { 100 }
+    /// Frame power over the caller's echo estimate above which a frame after zeros is heard while no echo is
+    /// expected: 20 dB.
+    private static var echolessPowerOverEcho: Float { 100 }
     /// Frames an analysis window spans (two blocks, 50 % overlap).
     private static var framesPerWindow: Int { 2 }
     /// Smoothed power over smoothed echo above which a frame holds sound the echo does not explain: 6 dB.
@@ -192,7 +193,7 @@ public final class ComfortNoise {
             echoSum += echo[k]
             powerSum += power[k]
         }
-        return echoSum * Self.unexpectedEchoShare < powerSum
+        return powerSum > Self.echolessPowerOverEcho * echoSum
     }
 
     /// Whether a bin's floor at `current` moves to this frame's `floor`: a fall always; a rise unless it is held (a
