@@ -102,15 +102,7 @@ import CAllocCounter
     /// it stands without the zeros. Counted in, the 10 ms block that was half zeros started the floor low, held there
     /// by the echo: the output 4.1 dB under the room, 0.5 dB without the zeros.
     @Test func aStreamsFirstZerosAreNotTheRoom() {
-        let scene = Self.scene(seconds: 4, farEnd: true, nearEnd: false, noiseRMS: 0.001, farEndStartSeconds: 0.1)
-        var zeroed = scene
-        for i in 0..<(15 * Self.rate / 1000) {
-            zeroed.microphone[i] = 0
-            zeroed.output[i] = 0
-        }
-        let noise = Self.power(scene.noise, from: 1, to: 3.9)
-        let level = Self.decibels(Self.power(Self.suppress(zeroed), from: 1, to: 3.9) / noise)
-        let control = Self.decibels(Self.power(Self.suppress(scene), from: 1, to: 3.9) / noise)
+        let (level, control) = Self.farEndLevels(zeroMilliseconds: 15, farEndStartSeconds: 0.1)
         #expect(abs(control) < 3, "output \(control) dB from the room without the zeros")
         #expect(abs(level - control) < 1, "output \(level) dB from the room after the zeros, \(control) dB without")
     }
@@ -121,17 +113,25 @@ import CAllocCounter
     /// 5.9 dB under the room while the far end talked (now 0.5 dB from the output without the zeros).
     @Test(arguments: [100, 300])
     func theRoomAfterADevicesLateStartIsTheFloor(zeroMilliseconds: Int) {
-        let scene = Self.scene(seconds: 4, farEnd: true, nearEnd: false, noiseRMS: 0.001, farEndStartSeconds: 0.5)
+        let (level, control) = Self.farEndLevels(zeroMilliseconds: zeroMilliseconds, farEndStartSeconds: 0.5)
+        #expect(abs(control) < 3, "output \(control) dB from the room without the zeros")
+        #expect(abs(level - control) < 1.5, "output \(level) dB from the room after the zeros, \(control) dB without")
+    }
+
+    /// The output's level from 1 s to 3.9 s over the room's (-60 dBFS), in dB, of a scene whose far end starts at
+    /// `farEndStartSeconds` over a filter that leaves a residual, with the stream's first `zeroMilliseconds` zeroed
+    /// (`level`) and without (`control`).
+    static func farEndLevels(zeroMilliseconds: Int, farEndStartSeconds: Double) -> (level: Float, control: Float) {
+        let scene = Self.scene(seconds: 4, farEnd: true, nearEnd: false, noiseRMS: 0.001,
+                               farEndStartSeconds: farEndStartSeconds)
         var zeroed = scene
         for i in 0..<(zeroMilliseconds * Self.rate / 1000) {
             zeroed.microphone[i] = 0
             zeroed.output[i] = 0
         }
         let noise = Self.power(scene.noise, from: 1, to: 3.9)
-        let level = Self.decibels(Self.power(Self.suppress(zeroed), from: 1, to: 3.9) / noise)
-        let control = Self.decibels(Self.power(Self.suppress(scene), from: 1, to: 3.9) / noise)
-        #expect(abs(control) < 3, "output \(control) dB from the room without the zeros")
-        #expect(abs(level - control) < 1.5, "output \(level) dB from the room after the zeros, \(control) dB without")
+        return (Self.decibels(Self.power(Self.suppress(zeroed), from: 1, to: 3.9) / noise),
+                Self.decibels(Self.power(Self.suppress(scene), from: 1, to: 3.9) / noise))
     }
 
     /// After half a second of far-end single talk without any sign of the near talker, the residual's peaks are
