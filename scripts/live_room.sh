@@ -1,7 +1,6 @@
 # Sourced by scripts/live-double-talk and scripts/live-pump (from the package root, under set -euo pipefail): one
-# yardstick scene's room on a private PipeWire.
-#   live_room_scene NAME CONFIG SCENE   checks the yardstick's venv, installs what the runs use and builds voicepeer;
-#                                       makes the config's scenes if missing. Sets python, voicepeer, scenes.
+# yardstick scene's room on a private PipeWire, after `yardstick_scenes NAME CONFIG SCENE` (scripts/yardstick_scenes.sh,
+# sourced here) has set python, voicepeer and scenes.
 #   live_room_start NAME SCENE          a fresh work directory (removed on exit, with the server and any job left)
 #                                       and a headless PipeWire at 48 kHz (scripts/pipewire-loopback) whose
 #                                       loudspeaker "speaker" convolves what it plays with the scene's room (its echo
@@ -9,19 +8,7 @@
 #                                       Sets work and rate; exports the server's addresses for pw-play and the unit.
 # NAME is the calling script's, for its messages and its work directory.
 
-live_room_scene() {
-  local name=$1 config=$2 scene=$3
-  local yardstick=${YARDSTICK_WORK:-/tmp/yardstick}
-  python=$yardstick/venv/bin/python
-  [ -x "$python" ] || { echo "$name: no yardstick venv at $python (run ../shared/yardstick/setup)" >&2; exit 1; }
-  scripts/setup
-  swift build -c release --product voicepeer >/dev/null
-  voicepeer=$(swift build -c release --show-bin-path)/voicepeer
-  scenes=$yardstick/scenes/$(basename "$config" .json)
-  # The config's scenes, made if missing and changed as its keys say (a hot microphone, a talker later, ...).
-  [ -f "$scenes/$scene/meta.json" ] || "$python" scripts/variant-scenes "$config" --scenes-root "$scenes" >/dev/null
-  [ -f "$scenes/$scene/meta.json" ] || { echo "$name: $config has no scene $scene" >&2; exit 1; }
-}
+. scripts/yardstick_scenes.sh
 
 live_room_start() {
   local name=$1 scene=$2
