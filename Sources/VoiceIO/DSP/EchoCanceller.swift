@@ -8,10 +8,11 @@ public final class EchoCanceller {
     /// Frames per block, e.g. 10 ms (160 at 16 kHz).
     public let frameCount: Int
     public let sampleRate: Int
-    /// The echo tail the filter covers now, in frames, whole blocks (typically 100–500 ms of audio).
-    public var filterLengthFrames: Int { filter.partitionCount * frameCount }
-    /// The longest echo tail the filter can grow to (`extendFilter(toFrames:)`), in frames, whole blocks.
-    public var longestFilterLengthFrames: Int { filter.longestPartitionCount * frameCount }
+    /// The echo tail the filter covers now, in frames, whole partitions of 10 ms (`BlockAdaptiveFilter`; typically
+    /// 100–500 ms of audio).
+    public var filterLengthFrames: Int { filter.partitionCount * filter.partitionFrameCount }
+    /// The longest echo tail the filter can grow to (`extendFilter(toFrames:)`), in frames, whole partitions.
+    public var longestFilterLengthFrames: Int { filter.longestPartitionCount * filter.partitionFrameCount }
     private let filter: BlockAdaptiveFilter
     private let taps: UnsafeMutablePointer<Float>
 
@@ -28,8 +29,8 @@ public final class EchoCanceller {
         }
         filter = BlockAdaptiveFilter(frameCount: frameCount, filterLengthFrames: filterLengthFrames,
                                      longestFilterLengthFrames: longestFrames, sampleRate: sampleRate)
-        taps = .allocate(capacity: filter.longestPartitionCount * frameCount)
-        taps.initialize(repeating: 0, count: filter.longestPartitionCount * frameCount)
+        taps = .allocate(capacity: filter.longestPartitionCount * filter.partitionFrameCount)
+        taps.initialize(repeating: 0, count: filter.longestPartitionCount * filter.partitionFrameCount)
         self.frameCount = frameCount
         self.sampleRate = sampleRate
     }
@@ -58,9 +59,9 @@ public final class EchoCanceller {
     /// Taps `impulseResponse(into:)` writes: the filter's length now (`filterLengthFrames`).
     public var impulseResponseFrameCount: Int { filterLengthFrames }
 
-    /// What `impulseResponse(into:)`'s taps are multiplied by: 32767 times two blocks (the scale speexdsp's
-    /// canceller used, kept for `EchoTailEstimator`).
-    public var impulseResponseScale: Float { 32767 * Float(2 * frameCount) }
+    /// What `impulseResponse(into:)`'s taps are multiplied by: 32767 times two partitions, the transform's length (the
+    /// scale speexdsp's canceller used, kept for `EchoTailEstimator`).
+    public var impulseResponseScale: Float { 32767 * Float(filter.windowFrameCount) }
 
     /// Writes the filter's current impulse response, `impulseResponseFrameCount` taps multiplied by
     /// `impulseResponseScale`, into `taps`. Costs one inverse FFT per filter block: call it at a low rate. Real-time safe.
@@ -133,11 +134,12 @@ public final class EchoCanceller {
     /// linear. It is a property of the loudspeaker, not of the path: `reset` keeps it. Real-time safe.
     public var loudspeakerKneeLevel: Float? { filter.saturation.kneeLevel }
 
-    /// Grows the filter to cover `frames` of echo tail (whole blocks, at most `longestFilterLengthFrames`; it never
+    /// Grows the filter to cover `frames` of echo tail (whole partitions, at most `longestFilterLengthFrames`; it never
     /// shrinks), for a room that rings past it: the taps added start from zero, the rest keeps learning as it was. It
     /// stays grown through `reset` (the room's length is not the path's). Real-time safe.
     public func extendFilter(toFrames frames: Int) {
-        filter.extend(toPartitions: (max(frames, 0) + frameCount - 1) / frameCount)
+        let partition = filter.partitionFrameCount
+        filter.extend(toPartitions: (max(frames, 0) + partition - 1) / partition)
     }
 
     /// Keeps the filter's weights for `shiftSinceSnapshot`. Real-time safe.
@@ -147,7 +149,7 @@ public final class EchoCanceller {
     /// up to `highestHertz`, how alike the two responses are but for the move (0 ... 1), and the share of the bins the
     /// reading spreads over (`BlockAdaptiveFilter.shiftSinceSnapshot`). Real-time safe.
     func shiftSinceSnapshot(highestHertz: Double) -> (frames: Float, similarity: Float, spread: Float) {
-        filter.shiftSinceSnapshot(highestBin: Int(highestHertz * Double(2 * frameCount) / Double(sampleRate)))
+        filter.shiftSinceSnapshot(highestBin: Int(highestHertz * Double(filter.windowFrameCount) / Double(sampleRate)))
     }
 
     /// Forgets the learned echo path. Real-time safe.

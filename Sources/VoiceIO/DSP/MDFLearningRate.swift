@@ -20,7 +20,9 @@ final class MDFLearningRate {
     private let errorPowerSmoothed: UnsafeMutablePointer<Float>
     private let echoPowerSmoothed: UnsafeMutablePointer<Float>
     private let laneBinCount: Int
-    private let partitionCount: Int
+    /// The filter's length in blocks (its partitions when they are a block long): the reference power's smoothing and
+    /// the start-up phase last as many blocks.
+    private let filterBlockCount: Int
     private let frameCount: Int
     /// Whether the start-up phase is over (the rate follows the leak estimate).
     private(set) var isAdapted = false
@@ -48,10 +50,10 @@ final class MDFLearningRate {
     private(set) var leakedEchoToErrorRatio: Float = 0
 
     /// Not real-time safe (allocates).
-    init(frameCount: Int, partitionCount: Int, sampleRate: Int, binCount: Int, laneBinCount: Int) {
+    init(frameCount: Int, filterBlockCount: Int, sampleRate: Int, binCount: Int, laneBinCount: Int) {
         self.binCount = binCount
         self.laneBinCount = laneBinCount
-        self.partitionCount = partitionCount
+        self.filterBlockCount = filterBlockCount
         self.frameCount = frameCount
         referencePower = .zeroed(laneBinCount)
         stepPerBin = .zeroed(laneBinCount)
@@ -60,7 +62,7 @@ final class MDFLearningRate {
         referencePowerBins = .zeroed(laneBinCount)
         errorPowerSmoothed = .zeroed(laneBinCount)
         echoPowerSmoothed = .zeroed(laneBinCount)
-        farSmoothing = 0.35 / Float(partitionCount)
+        farSmoothing = 0.35 / Float(filterBlockCount)
         spectralSmoothing = Float(frameCount) / Float(sampleRate)
         correlationRate = 2 * Float(frameCount) / Float(sampleRate)
         correlationRateCeiling = 0.5 * Float(frameCount) / Float(sampleRate)
@@ -118,7 +120,7 @@ final class MDFLearningRate {
         residualToError = max(residualToError, sey * sey / (1 + see * syy))
         residualToError = min(residualToError, 0.5)
 
-        if !isAdapted && adaptationSum > Float(partitionCount) && leak * syy > 0.03 * syy { isAdapted = true }
+        if !isAdapted && adaptationSum > Float(filterBlockCount) && leak * syy > 0.03 * syy { isAdapted = true }
         // The fixed start-up rate, while the reference plays: a quarter of the echo's expected energy over the error
         // energy, at most a quarter. speexdsp expects the echo at the reference's energy, so that an error louder than
         // that is a near talker's; but a hot microphone's echo comes back louder than its reference (18 dB in our
