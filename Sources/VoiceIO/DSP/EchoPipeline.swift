@@ -158,7 +158,7 @@ public final class EchoPipeline: VoiceProcessor {
     /// for linear (`EchoCanceller.loudspeakerKneeLevel`). Real-time safe.
     public var loudspeakerKneeLevel: Float? { canceller.loudspeakerKneeLevel }
     /// The echo tail the linear filter covers now, in milliseconds: `settings.filterLengthMilliseconds`, or longer once
-    /// the room was found to ring past it (`LongRoomWatch`, `growFilter`); whole blocks.
+    /// the room was found to ring past it (`LongRoomWatch`, `growFilter`); whole partitions of 10 ms.
     /// Real-time safe.
     public var echoFilterMilliseconds: Double { Double(canceller.filterLengthFrames) * 1000 / Double(sampleRate) }
     /// Times the linear filter was found misadjusted (its error correlated with its own echo estimate, as after
