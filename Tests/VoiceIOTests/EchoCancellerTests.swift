@@ -77,8 +77,9 @@ import VoiceIOSimulation
     /// A hall (RT60 0.8 s: a direct path after 8 ms, then a decaying noise tail out to 1 s) under a 200 ms filter
     /// grown to 300 ms after 3 s (`extendFilter(toFrames:)`): the last second cancels as a 300 ms filter from the start
     /// does, and more than the filter kept at 200 ms (the control); the quarter second after the growth cancels as
-    /// the kept filter's does (the added taps start from zero, no glitch), and `reset` keeps the length.
-    @Test func aGrownFilterCancelsTheTailItNowReaches() throws {
+    /// the kept filter's does (the added taps start from zero, no glitch), and `reset` keeps the length. At 10 ms blocks
+    /// and at a call's 5 ms, whose partitions span two blocks.
+    @Test(arguments: [160, 80]) func aGrownFilterCancelsTheTailItNowReaches(blockFrames: Int) throws {
         let frameCount = 12 * Self.sampleRate
         let far = SyntheticAudio.speechLike(sampleRate: Self.sampleRate, frameCount: frameCount, amplitude: 0.5, seed: 3)
         var noise = EchoSceneFixture.Noise(state: 11)
@@ -91,7 +92,7 @@ import VoiceIOSimulation
         }
         let scene = (far: DSPTestSupport.int16(far), microphone: DSPTestSupport.int16(SyntheticAudio.convolve(far, with: room)))
         func canceller(_ milliseconds: Double) throws -> EchoCanceller {
-            try EchoCanceller(frameCount: Self.blockFrames, filterLengthMilliseconds: milliseconds,
+            try EchoCanceller(frameCount: blockFrames, filterLengthMilliseconds: milliseconds,
                               longestFilterLengthMilliseconds: 300, sampleRate: Self.sampleRate)
         }
         let (grown, kept, long) = (try canceller(200), try canceller(200), try canceller(300))
@@ -99,14 +100,14 @@ import VoiceIOSimulation
         for each in [grown, kept, long] { each.isFarEndAlone = true }
         #expect(grown.filterLengthFrames == 3200 && grown.longestFilterLengthFrames == 4800)
         var block = 0
-        let grownOutput = Self.run(scene) { microphone, reference, output in
+        let grownOutput = Self.run(scene, blockFrames: blockFrames) { microphone, reference, output in
             block += 1
-            if block == 300 { grown.extendFilter(toFrames: grown.longestFilterLengthFrames) }
+            if block == 3 * Self.sampleRate / blockFrames { grown.extendFilter(toFrames: grown.longestFilterLengthFrames) }
             grown.process(microphone: microphone, reference: reference, output: output)
         }
         #expect(grown.filterLengthFrames == 4800)
-        let keptOutput = Self.run(scene) { kept.process(microphone: $0, reference: $1, output: $2) }
-        let longOutput = Self.run(scene) { long.process(microphone: $0, reference: $1, output: $2) }
+        let keptOutput = Self.run(scene, blockFrames: blockFrames) { kept.process(microphone: $0, reference: $1, output: $2) }
+        let longOutput = Self.run(scene, blockFrames: blockFrames) { long.process(microphone: $0, reference: $1, output: $2) }
         let (grownERLE, keptERLE, longERLE) = (Self.erleOfLastSecond(microphone: scene.microphone, output: grownOutput),
                                                Self.erleOfLastSecond(microphone: scene.microphone, output: keptOutput),
                                                Self.erleOfLastSecond(microphone: scene.microphone, output: longOutput))
