@@ -18,8 +18,8 @@ import Glibc
 /// Samples are in Int16 units (full scale 32768) as Float. Each partition keeps the taps of a tuned block (10 ms:
 /// `partitionFrameCount`), and the transform (`MixedRadixRealFFT`) spans two partitions, whatever the block: at a call's
 /// 5 ms blocks the filter adapts every block on the block's error, but its partitions and spectra are those of 10 ms
-/// blocks, each partition filtering the reference spectrum of two blocks before the last's (the generalized multidelay
-/// filter of Moulines, Ait Amrane and Grenier, 1995). With 5 ms partitions (twice as many, half the bins), the filter
+/// blocks, partition j filtering the reference spectrum of 2j blocks back (the generalized multidelay filter of
+/// Moulines, Ait Amrane and Grenier, 1995). With 5 ms partitions (twice as many, half the bins), the filter
 /// alone (no suppression, no noise suppression) left 1.5-3 dB more echo in double talk than at 10 ms blocks on every
 /// one of ten of our scenes, and 2-4 dB more late in the far end's talk: the per-bin normalisation decouples fewer,
 /// coarser bins less well.
@@ -644,7 +644,7 @@ final class BlockAdaptiveFilter {
     /// lost, not merely tracked less well.
     private var hasLostPath: Bool { foregroundErrorSmoothed > Self.shadowForegroundMinimumRatio * nearSmoothed }
 
-    /// Whether the far end plays: the pre-emphasised reference's energy over the two-block window.
+    /// Whether the far end plays: the pre-emphasised reference's energy over the block.
     private func farEndPlays(referenceEnergy: Float) -> Bool { referenceEnergy > Float(2 * frameCount) * 1000 }
 
     /// W_j += s · μ_k · p_j · conj(X(age j · blocks per partition + 1)) · E for every partition (s: `stepShare`): last
