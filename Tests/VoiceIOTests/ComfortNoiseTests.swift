@@ -197,10 +197,9 @@ extension ComfortNoiseTests {
     /// them is taken for a talker (the generated floor held, not the background's), then the far end's echo, which
     /// explains the frame's power: the floors are the mean of the room's first frames, as at a stream's start, and
     /// the echo holds them there. The first frame after the zeros, whose window still holds some, reads a quarter of
-    /// the room and is not one of them. With the zeros in the
-    /// window, the floors stayed at zero, held by the talker and then by the echo: the line was digital silence for
-    /// 2-7 s of the far end's talk (quiet-pump z01, z04, z05 with 0.1-1 s of zeros before 0.3-1.2 s of the room and
-    /// the far end's first words).
+    /// the room and is not one of them. With the zeros in the window, the floors stayed at zero, held by the talker
+    /// and then by the echo: the line was digital silence for 2-7 s of the far end's talk (quiet-pump z01, z04, z05
+    /// with 0.1-1 s of zeros before 0.3-1.2 s of the room and the far end's first words).
     @Test(arguments: [0, 200])
     func theRoomAfterZerosStartsTheFloor(roomFramesBeforeZeros: Int) {
         let noise = ComfortNoise(binCount: 4, windowFrames: 60, startFrames: 4)

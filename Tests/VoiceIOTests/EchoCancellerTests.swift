@@ -35,6 +35,21 @@ import VoiceIOSimulation
         return output
     }
 
+    /// A hall's echo path: a direct path of `directGain` after 8 ms, then noise (`seed`) decaying by 60 dB over
+    /// `reverberationSeconds` from `tailGain`, out to `tailSeconds` past the direct path.
+    static func hallPath(directGain: Float, tailGain: Float, reverberationSeconds: Double, tailSeconds: Double,
+                         seed: UInt64) -> [Float] {
+        var noise = EchoSceneFixture.Noise(state: seed)
+        let delay = 8 * sampleRate / 1000
+        var room = [Float](repeating: 0, count: delay + Int(tailSeconds * Double(sampleRate)))
+        room[delay] = directGain
+        for index in 1..<(room.count - delay) {
+            let decay = Float(exp(-6.9 * Double(index) / (reverberationSeconds * Double(sampleRate))))
+            room[delay + index] = tailGain * decay * noise.next()
+        }
+        return room
+    }
+
     /// Echo return loss enhancement over the last second, in dB.
     static func erleOfLastSecond(microphone: [Int16], output: [Int16]) -> Double {
         let lastSecond = (microphone.count - sampleRate)..<microphone.count
@@ -82,14 +97,7 @@ import VoiceIOSimulation
     @Test(arguments: [160, 80]) func aGrownFilterCancelsTheTailItNowReaches(blockFrames: Int) throws {
         let frameCount = 12 * Self.sampleRate
         let far = SyntheticAudio.speechLike(sampleRate: Self.sampleRate, frameCount: frameCount, amplitude: 0.5, seed: 3)
-        var noise = EchoSceneFixture.Noise(state: 11)
-        let delay = 8 * Self.sampleRate / 1000
-        var room = [Float](repeating: 0, count: delay + Self.sampleRate)
-        room[delay] = 0.5
-        for index in 1..<(room.count - delay) {
-            let decay = Float(exp(-6.9 * Double(index) / (0.8 * Double(Self.sampleRate))))
-            room[delay + index] = 0.05 * decay * noise.next()
-        }
+        let room = Self.hallPath(directGain: 0.5, tailGain: 0.05, reverberationSeconds: 0.8, tailSeconds: 1, seed: 11)
         let scene = (far: DSPTestSupport.int16(far), microphone: DSPTestSupport.int16(SyntheticAudio.convolve(far, with: room)))
         func canceller(_ milliseconds: Double) throws -> EchoCanceller {
             try EchoCanceller(frameCount: blockFrames, filterLengthMilliseconds: milliseconds,
@@ -130,13 +138,7 @@ import VoiceIOSimulation
     @Test func fiveMillisecondBlocksCancelAHallAsTenMillisecondBlocksDo() throws {
         let rate = Self.sampleRate
         let far = try Signal.farSpeech(seconds: 12).map { $0 * 0.6 }
-        var noise = EchoSceneFixture.Noise(state: 5)
-        let delay = 8 * rate / 1000
-        var room = [Float](repeating: 0, count: delay + rate / 4)
-        room[delay] = 0.4
-        for index in 1..<(room.count - delay) {
-            room[delay + index] = 0.08 * Float(exp(-6.9 * Double(index) / (0.5 * Double(rate)))) * noise.next()
-        }
+        let room = Self.hallPath(directGain: 0.4, tailGain: 0.08, reverberationSeconds: 0.5, tailSeconds: 0.25, seed: 5)
         let echo = SyntheticAudio.convolve(far, with: room)
         let talk = (8 * rate)..<(12 * rate)
         let recorded = try Signal.fixture("near-speech-16k.wav", sampleRate: rate)

@@ -174,7 +174,7 @@ final class BlockAdaptiveFilter {
         blocksPerPartition = blockRate.blocksPerTunedBlock
         let partition = frameCount * blocksPerPartition
         partitionFrameCount = partition
-        partitionCount = max(1, (filterLengthFrames + partition - 1) / partition)
+        partitionCount = (filterLengthFrames + partition - 1) / partition
         longestPartitionCount = max(partitionCount, (longestFilterLengthFrames + partition - 1) / partition)
         let longest = longestPartitionCount
         ringCount = longest * blocksPerPartition + 1

@@ -29,8 +29,9 @@ public final class EchoCanceller {
         }
         filter = BlockAdaptiveFilter(frameCount: frameCount, filterLengthFrames: filterLengthFrames,
                                      longestFilterLengthFrames: longestFrames, sampleRate: sampleRate)
-        taps = .allocate(capacity: filter.longestPartitionCount * filter.partitionFrameCount)
-        taps.initialize(repeating: 0, count: filter.longestPartitionCount * filter.partitionFrameCount)
+        let longestTaps = filter.longestPartitionCount * filter.partitionFrameCount
+        taps = .allocate(capacity: longestTaps)
+        taps.initialize(repeating: 0, count: longestTaps)
         self.frameCount = frameCount
         self.sampleRate = sampleRate
     }
