@@ -42,6 +42,20 @@ def scene_references(scene_dir, rate):
     return metrics.load_refs(scene_dir, rate)
 
 
+@functools.lru_cache(maxsize=1)
+def double_talk_change(scene_dir):
+    """(the change's time, the end of the double talk it falls in, the scene's segments) for a path change inside double
+    talk (meta.json's `double_talk_change_s`, scripts/variant-scenes), read once for ours and the perfect canceller's
+    figures alike; None without one."""
+    with open(os.path.join(scene_dir, 'meta.json')) as f:
+        meta = json.load(f)
+    change = meta.get('double_talk_change_s')
+    if change is None:
+        return None
+    end = next((b for kind, a, b in meta['segments'] if kind == 'dt' and a <= change < b), None)
+    return None if end is None else (change, end, meta['segments'])
+
+
 def talker_gain_after_move(scene_dir, out_path, lag_ms):
     """The near talker's gain (dB, as the yardstick's double-talk near gain) from a path change inside double talk
     (meta.json's `double_talk_change_s`, scripts/variant-scenes) to that double talk's end; None without one. The
@@ -51,15 +65,12 @@ def talker_gain_after_move(scene_dir, out_path, lag_ms):
     from wavio import read_wav
     # The outputs' wave files carry a chunk scipy does not read (and says so on every file).
     warnings.filterwarnings('ignore', message='Chunk .* not understood')
-    with open(os.path.join(scene_dir, 'meta.json')) as f:
-        change = json.load(f).get('double_talk_change_s')
-    if change is None or not os.path.exists(out_path):
+    found = double_talk_change(scene_dir)
+    if found is None or not os.path.exists(out_path):
         return None
+    change, end, _ = found
     out, rate = read_wav(out_path)
-    meta, _, band_limited, sos = scene_references(scene_dir, rate)
-    end = next((b for kind, a, b in meta['segments'] if kind == 'dt' and a <= change < b), None)
-    if end is None:
-        return None
+    _, _, band_limited, sos = scene_references(scene_dir, rate)
     count, lag = len(band_limited['near']), int(round((lag_ms or 0) * rate / 1000))
     out = np.pad(out, (0, max(0, count + lag - len(out))))
     frames = slice(int(change * rate), int(end * rate))
@@ -76,13 +87,11 @@ def reconvergence_after_double_talk(row, scene_dir):
     talk's end, the far-end stretch counted from the change) can read no less than 1.5 s by it."""
     import numpy as np
     import metrics
-    with open(os.path.join(scene_dir, 'meta.json')) as f:
-        meta = json.load(f)
-    change, curve = meta.get('double_talk_change_s'), row.get('erle_curve')
-    if change is None or curve is None:
+    found, curve = double_talk_change(scene_dir), row.get('erle_curve')
+    if found is None or curve is None:
         return None
-    end = next((b for kind, a, b in meta['segments'] if kind == 'dt' and a <= change < b), None)
-    stretch = next((b for kind, a, b in meta['segments'] if kind == 'far' and end is not None and a <= end < b), None)
+    _, end, segments = found
+    stretch = next((b for kind, a, b in segments if kind == 'far' and a <= end < b), None)
     if stretch is None:
         return None
     erle = np.array([np.nan if value is None else value for value in curve['erle_db']])
