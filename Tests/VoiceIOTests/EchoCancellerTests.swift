@@ -174,10 +174,9 @@ import VoiceIOSimulation
     /// A call's 5 ms blocks learn a steady sound (white noise, steadier than speech as music and an app's sounds are)
     /// as 10 ms blocks do: the far end alone for 8 s through a room (a direct path after 8 ms, a tail decaying over 0.2
     /// s out to 150 ms) into the echo pipeline, the echo its linear filter takes off over 6-8 s at 5 ms blocks within 3
-    /// dB of 10 ms's (58.9 and 57.5 dB). The adapted filter's partitions, two blocks long at 5 ms, are constrained in
-    /// turn (`BlockAdaptiveFilter.constrainDuePartitions`). Constraining all of them in every block (the step reading
-    /// the error over 10 ms), tried for a 5 ms filter that swapped its two paths back and forth on another white noise
-    /// (`voicepeer process`, the echo 30 ms late), took 42.5 dB off here and failed.
+    /// dB of 10 ms's (60.4 and 57.5 dB; 58.9 before every partition of a 5 ms filter was constrained every second
+    /// block). Constraining every partition in every block with the step reading the error per 5 ms block took 42.5 dB
+    /// off and failed; read over 10 ms (`MDFLearningRate`'s `blocksPerTunedBlock`), 60.6.
     @Test func fiveMillisecondBlocksLearnASteadySoundAsTenMillisecondBlocksDo() throws {
         let rate = Self.sampleRate
         var noise = EchoSceneFixture.Noise(state: 17)

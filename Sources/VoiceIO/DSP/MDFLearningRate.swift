@@ -6,7 +6,10 @@
 /// rate expects an echo louder than the reference where it is told so (`update`'s `expectedEchoEnergy`).
 ///
 /// The filter fills this block's power spectra (`errorPowerBins`, `echoPowerBins`, `referencePowerBins`) and calls
-/// `update`; `stepPerBin` is then the next block's step. `init` allocates; the rest is real-time safe.
+/// `update`; `stepPerBin` is then the next block's step. Blocks shorter than the tuned 10 ms (a call's 5 ms) are read
+/// over a tuned block: the error's and the echo's spectra are summed over the last `blocksPerTunedBlock` blocks, so
+/// the rate's regularisers (in speexdsp's units) weigh as at 10 ms and a single short block's spectra do not swing it.
+/// `init` allocates; the rest is real-time safe.
 final class MDFLearningRate {
     let binCount: Int
     /// The reference's smoothed power per bin (lanes padded with zeros), the steps' normaliser.
@@ -17,6 +20,11 @@ final class MDFLearningRate {
     let errorPowerBins: UnsafeMutablePointer<Float>
     let echoPowerBins: UnsafeMutablePointer<Float>
     let referencePowerBins: UnsafeMutablePointer<Float>
+    /// The error's and the echo's spectra of the tuned block's earlier blocks, a ring of `blocksPerTunedBlock − 1`.
+    private let earlierErrorPower: UnsafeMutablePointer<Float>
+    private let earlierEchoPower: UnsafeMutablePointer<Float>
+    private let earlierBlockCount: Int
+    private var earlierIndex = 0
     private let errorPowerSmoothed: UnsafeMutablePointer<Float>
     private let echoPowerSmoothed: UnsafeMutablePointer<Float>
     private let laneBinCount: Int
@@ -50,7 +58,8 @@ final class MDFLearningRate {
     private(set) var leakedEchoToErrorRatio: Float = 0
 
     /// Not real-time safe (allocates).
-    init(frameCount: Int, filterBlockCount: Int, sampleRate: Int, binCount: Int, laneBinCount: Int) {
+    init(frameCount: Int, filterBlockCount: Int, blocksPerTunedBlock: Int, sampleRate: Int, binCount: Int,
+         laneBinCount: Int) {
         self.binCount = binCount
         self.laneBinCount = laneBinCount
         self.filterBlockCount = filterBlockCount
@@ -62,6 +71,9 @@ final class MDFLearningRate {
         referencePowerBins = .zeroed(laneBinCount)
         errorPowerSmoothed = .zeroed(laneBinCount)
         echoPowerSmoothed = .zeroed(laneBinCount)
+        earlierBlockCount = max(blocksPerTunedBlock, 1) - 1
+        earlierErrorPower = .zeroed(max(earlierBlockCount, 1) * laneBinCount)
+        earlierEchoPower = .zeroed(max(earlierBlockCount, 1) * laneBinCount)
         farSmoothing = 0.35 / Float(filterBlockCount)
         spectralSmoothing = Float(frameCount) / Float(sampleRate)
         correlationRate = 2 * Float(frameCount) / Float(sampleRate)
@@ -70,7 +82,7 @@ final class MDFLearningRate {
 
     deinit {
         for pointer in [referencePower, stepPerBin, errorPowerBins, echoPowerBins, referencePowerBins,
-                        errorPowerSmoothed, echoPowerSmoothed] {
+                        errorPowerSmoothed, echoPowerSmoothed, earlierErrorPower, earlierEchoPower] {
             pointer.deallocate()
         }
     }
@@ -81,6 +93,8 @@ final class MDFLearningRate {
         stepPerBin.update(repeating: 1, count: laneBinCount)
         errorPowerSmoothed.update(repeating: 0, count: laneBinCount)
         echoPowerSmoothed.update(repeating: 0, count: laneBinCount)
+        earlierErrorPower.update(repeating: 0, count: max(earlierBlockCount, 1) * laneBinCount)
+        earlierEchoPower.update(repeating: 0, count: max(earlierBlockCount, 1) * laneBinCount)
         restart()
     }
 
@@ -97,6 +111,7 @@ final class MDFLearningRate {
     /// echo's energy to be where that is more than the reference's) and power spectra. Real-time safe.
     func update(errorEnergy see: Float, echoEnergy syy: Float, errorEchoCorrelation sey: Float, referenceEnergy sxx: Float,
                 expectedEchoEnergy: Float) {
+        if earlierBlockCount > 0 { addEarlierBlocks() }
         var blockCorrelation: Float = 1, blockEchoPower: Float = 1
         for k in 0..<binCount {
             referencePower[k] = (1 - farSmoothing) * referencePower[k] + 1 + farSmoothing * referencePowerBins[k]
@@ -139,5 +154,21 @@ final class MDFLearningRate {
             for k in 0..<binCount { stepPerBin[k] = startupRate / (referencePower[k] + 10) }
             adaptationSum += startupRate
         }
+    }
+
+    /// Adds the tuned block's earlier blocks to this block's error and echo spectra, and keeps this block's in the
+    /// ring in place of the oldest.
+    private func addEarlierBlocks() {
+        let slot = earlierIndex * laneBinCount
+        for k in 0..<binCount {
+            let error = errorPowerBins[k], echo = echoPowerBins[k]
+            for block in 0..<earlierBlockCount {
+                errorPowerBins[k] += earlierErrorPower[block * laneBinCount + k]
+                echoPowerBins[k] += earlierEchoPower[block * laneBinCount + k]
+            }
+            earlierErrorPower[slot + k] = error
+            earlierEchoPower[slot + k] = echo
+        }
+        earlierIndex = (earlierIndex + 1) % earlierBlockCount
     }
 }
