@@ -179,8 +179,7 @@ import VoiceIOSimulation
     /// off and failed; read over 10 ms (`MDFLearningRate`'s `blocksPerTunedBlock`), 60.6.
     @Test func fiveMillisecondBlocksLearnASteadySoundAsTenMillisecondBlocksDo() throws {
         let rate = Self.sampleRate
-        var noise = EchoSceneFixture.Noise(state: 17)
-        let far = (0..<(8 * rate)).map { _ in 0.3 * noise.next() }
+        let far = EchoSceneFixture(sampleRate: rate).noise(count: 8 * rate, rms: 0.3 / 1.732, seed: 17)
         let room = Self.hallPath(directGain: 0.4, tailGain: 0.08, reverberationSeconds: 0.2, tailSeconds: 0.15, seed: 7)
         let microphone = SyntheticAudio.convolve(far, with: room)
         func linearEchoTakenOff(blockFrames: Int) throws -> Double {

@@ -316,10 +316,10 @@ struct EchoSceneProcessingTests {
     /// within 3 dB of 10 ms's. Measured: 33.1 and 59.7 dB at 5 ms against 30.8 and 34.6 at 10 ms (quiet, loud). Before
     /// every partition of a 5 ms filter was constrained every second block, 24.1 and 25.5: the rotating constraint
     /// threw away, every 19 blocks, what a partition's spare taps had learned (`BlockAdaptiveFilter`).
+    /// `level`: the noise's peak (uniform white noise).
     @Test("5 ms blocks learn white noise through a room as 10 ms blocks do", arguments: [Float(0.05), 0.25])
     func fiveMillisecondBlocksLearnWhiteNoise(level: Float) throws {
-        var noise = EchoSceneFixture.Noise(state: 17)
-        let far = (0..<(8 * Self.rate)).map { _ in level * noise.next() }
+        let far = Self.fixture.noise(count: 8 * Self.rate, rms: level / 1.732, seed: 17)
         let microphone = Self.roomEcho(far, bulkMilliseconds: 30, seed: 3, gain: 1)
         func lateLinearERLE(blockMilliseconds: Int) throws -> Double {
             let (_, processor) = try Self.process(microphone: microphone, far: far, blockMilliseconds: blockMilliseconds)

@@ -27,9 +27,8 @@ import Glibc
 /// transform's linear part, so a partition left unconstrained until its turn in the rotation (19 blocks in a 200 ms
 /// filter) learns the next partition's echo in its spare taps, and its turn threw that away. On white noise through a
 /// room the 5 ms filter reached 20.5 dB at 8 s against 42.4 at 10 ms blocks, its two paths swapping back at every
-/// turn; now 37.1. The learning rate reads
-/// the error and the echo over a tuned block (`MDFLearningRate`'s `blocksPerTunedBlock`), without which the faster
-/// filter was found misadjusted under a talker (our louder-move v07).
+/// turn; now 37.1. The learning rate reads the error and the echo over a tuned block (`MDFLearningRate`'s
+/// `blocksPerTunedBlock`), without which the faster filter was found misadjusted under a talker (our louder-move v07).
 /// The filter can grow up to its longest length (`extend(toPartitions:)`), for a room that rings past it: the added
 /// partitions start from zero.
 ///

@@ -72,8 +72,8 @@ final class MDFLearningRate {
         errorPowerSmoothed = .zeroed(laneBinCount)
         echoPowerSmoothed = .zeroed(laneBinCount)
         earlierBlockCount = max(blocksPerTunedBlock, 1) - 1
-        earlierErrorPower = .zeroed(max(earlierBlockCount, 1) * laneBinCount)
-        earlierEchoPower = .zeroed(max(earlierBlockCount, 1) * laneBinCount)
+        earlierErrorPower = .zeroed(earlierBlockCount * laneBinCount)
+        earlierEchoPower = .zeroed(earlierBlockCount * laneBinCount)
         farSmoothing = 0.35 / Float(filterBlockCount)
         spectralSmoothing = Float(frameCount) / Float(sampleRate)
         correlationRate = 2 * Float(frameCount) / Float(sampleRate)
@@ -93,8 +93,8 @@ final class MDFLearningRate {
         stepPerBin.update(repeating: 1, count: laneBinCount)
         errorPowerSmoothed.update(repeating: 0, count: laneBinCount)
         echoPowerSmoothed.update(repeating: 0, count: laneBinCount)
-        earlierErrorPower.update(repeating: 0, count: max(earlierBlockCount, 1) * laneBinCount)
-        earlierEchoPower.update(repeating: 0, count: max(earlierBlockCount, 1) * laneBinCount)
+        earlierErrorPower.update(repeating: 0, count: earlierBlockCount * laneBinCount)
+        earlierEchoPower.update(repeating: 0, count: earlierBlockCount * laneBinCount)
         restart()
     }
 
