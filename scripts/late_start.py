@@ -2,7 +2,8 @@
 
   late_start.py inputs SCENE_DIR LEAD_S ZERO_MS OUT_DIR   OUT_DIR/mic.wav: LEAD_S of the scene's room (from its quiet
                                                            stretch) before its microphone, the first ZERO_MS zeroed;
-                                                           OUT_DIR/far.wav: the far end LEAD_S later
+                                                           OUT_DIR/far.wav: the far end LEAD_S later (LEAD_S under 0:
+                                                           both start that far into the scene)
   late_start.py score SCENE_DIR LEAD_S ZERO_MS OUT         one run's figures as one JSON line
   late_start.py summary JSON_LINES                         the runs' table, each row against its scene's run without
                                                            zeros
@@ -27,6 +28,9 @@ def segment(scene, kind):
 def inputs(scene, lead_s, zero_ms, out_dir):
     microphone, mic_rate = read_wav(os.path.join(scene, 'mic.wav'))
     far, far_rate = read_wav(os.path.join(scene, 'far.wav'))
+    if lead_s < 0:
+        microphone, far = microphone[int(-lead_s * mic_rate):], far[int(-lead_s * far_rate):]
+        lead_s = 0
     quiet_start, quiet_end = segment(scene, 'quiet')
     start = int((quiet_start + 0.3) * mic_rate)
     room = microphone[start:start + int(lead_s * mic_rate)]
@@ -45,9 +49,9 @@ def score(scene, lead_s, zero_ms, out_path):
     levels), in dBFS."""
     out, rate = read_wav(out_path)
     far_start, far_end = segment(scene, 'far')
-    start, end = lead_s + far_start + FAR_SKIP_S, lead_s + far_end
+    start, end = max(0, lead_s + far_start) + FAR_SKIP_S, lead_s + far_end
     seconds = [float(np.median(levels_db(out, rate, s, s + 1))) for s in np.arange(start, end - 1 + 1e-9, 1.0)]
-    return {'scene': os.path.basename(scene.rstrip('/')), 'zero_ms': zero_ms,
+    return {'scene': os.path.basename(scene.rstrip('/')), 'lead_s': lead_s, 'zero_ms': zero_ms,
             'far_db': round(float(np.median(levels_db(out, rate, start, end))), 1),
             'quietest_second_db': round(min(seconds), 1)}
 
@@ -55,14 +59,15 @@ def score(scene, lead_s, zero_ms, out_path):
 def summary(path):
     with open(path) as f:
         runs = [json.loads(line) for line in f if line.strip()]
-    reference = {r['scene']: r for r in runs if r['zero_ms'] == 0}
-    print('scene                zeros ms  far-end talk dBFS  vs no zeros dB  quietest second dBFS  vs no zeros dB')
+    # Without zeros, at the lead asked for or, for a stream that starts in the far end's talk, at 0.
+    reference = {r['scene']: r for r in runs if r['zero_ms'] == 0 and r['lead_s'] >= 0}
+    print('scene                lead s  zeros ms  far-end talk dBFS  vs no zeros dB  quietest second dBFS  vs no zeros dB')
     for r in runs:
         base = reference.get(r['scene'])
         far = '%+14.1f' % (r['far_db'] - base['far_db']) if base else '%14s' % '-'
         quietest = '%+14.1f' % (r['quietest_second_db'] - base['quietest_second_db']) if base else '%14s' % '-'
-        print('%-20s %8d  %17.1f  %s  %20.1f  %s' % (r['scene'][:20], r['zero_ms'], r['far_db'], far,
-                                                   r['quietest_second_db'], quietest))
+        print('%-20s %6g  %8d  %17.1f  %s  %20.1f  %s' % (r['scene'][:20], r['lead_s'], r['zero_ms'], r['far_db'],
+                                                         far, r['quietest_second_db'], quietest))
 
 
 def main():
