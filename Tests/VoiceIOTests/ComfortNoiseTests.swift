@@ -159,6 +159,28 @@ extension ComfortNoiseTests {
         }
     }
 
+    /// The echo back within the start frames (a PulseAudio null sink's loopback, 30 ms late: the third 10 ms frame)
+    /// at 30 dB over the room: the floors are the mean of the two frames before it, and the echo holds them there.
+    /// Counted in, the start's mean was the echo's, and the floors fell to the two frames' minimum times the minimum's
+    /// bias: 1.4 dB over the room here (4 dB on quiet-pump z04's background, the line 3.5 dB louder while the far end
+    /// talked than in the quiet).
+    @Test func anEchoBackWithinTheStartEndsIt() {
+        let noise = ComfortNoise(binCount: 4, windowFrames: 150, startFrames: 4)
+        let echo = [Float](repeating: 2e-3, count: 4)
+        for frame in 0..<100 {
+            let room = [Float](repeating: frame % 2 == 0 ? 1e-6 : 3e-6, count: 4)
+            if frame < 2 {
+                noise.track(power: room, echo: [Float](repeating: 0, count: 4))
+            } else {
+                noise.track(power: room.map { $0 + 2e-3 }, echo: echo)
+            }
+        }
+        for k in 0..<4 {
+            #expect(abs(noise.noisePower[k] / 2e-6 - 1) < 0.01, "generated floor \(noise.noisePower[k])")
+            #expect(noise.backgroundPower[k] == noise.noisePower[k])
+        }
+    }
+
     /// A room 6 dB louder once the far end talks, its echo 4.4 dB under the floor (a reverberant room's leftover that
     /// the caller's estimate puts just under the floor): the generated floor holds, the background floor the detector
     /// reads follows the room.

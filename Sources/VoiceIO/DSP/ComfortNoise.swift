@@ -8,6 +8,8 @@
 /// room that rings, music), so where the caller's echo estimate is above the floor the floor may only fall. The
 /// floor starts as the mean power of the first `startFrames` frames, whatever the echo (a call's echo takes that
 /// long to come back): held under the echo from then on, a start read low stayed low until the far end paused. A
+/// frame among them whose power stands `startOnsetPowerRatio` over their mean so far ends the start without it: an
+/// echo back sooner (a PulseAudio loopback's is 30 ms late) or a first word is not the room. A
 /// louder background is followed within one window once the echo leaves it. After exact zeros (a device's late
 /// start or stall, or a silent room), sound heard while no echo is expected is the room: the floor starts afresh
 /// on it. Under echo the zeros are forgotten after one window, where the power stands clearly over the echo. A second
@@ -68,6 +70,12 @@ public final class ComfortNoise {
     private static var framesPerWindow: Int { 2 }
     /// Smoothed power over smoothed echo above which a frame holds sound the echo does not explain: 6 dB.
     private static var unexplainedPowerOverEcho: Float { 4 }
+    /// Frame power over the start frames' mean power (all bins) that ends the start: 6 dB, clear of a room's
+    /// scatter. Counted in, 30 ms of echo at 0 dB echo return loss (a PulseAudio null sink's loopback) lifted the
+    /// floor, then fallen to the few start frames' minimum times its bias, 4 dB over the room: the line was 3.5 dB
+    /// louder while the far end talked than in the quiet (our quiet-pump z04's background under that echo, 10 ms
+    /// blocks; +1.3 without).
+    private static var startOnsetPowerRatio: Float { 4 }
     /// Mean over the windowed minimum of the smoothed power of one bin (sine window of two blocks, 50 % overlap,
     /// smoothing 0.2, a 300-frame window): 4.4 dB, measured on white noise.
     private static var minimumBias: Float { 2.75 }
@@ -120,6 +128,8 @@ public final class ComfortNoise {
         if framesTracked == 0 {
             smoothedPower.update(from: power, count: binCount)
             currentMinimum.update(from: power, count: binCount)
+        } else if framesTracked < startFrames && endsStart(power: power) {
+            framesTracked = startFrames
         }
         // The start frames set both floors to their mean, whatever the echo: held from nothing, the floors stayed there
         // while the far end talked on. One frame's power times the minimum's bias stood 4.4 dB over the room, held
@@ -167,6 +177,17 @@ public final class ComfortNoise {
             for k in 0..<binCount { windowMinimum[k] = min(windowMinimum[k], minima[k]) }
         }
         currentMinimum.update(from: smoothedPower, count: binCount)
+    }
+
+    /// Whether a frame during the start stands `startOnsetPowerRatio` over the start frames' mean so far (their
+    /// running mean is `noisePower` then), all bins summed.
+    private func endsStart(power: UnsafePointer<Float>) -> Bool {
+        var framePower: Float = 0, startPower: Float = 0
+        for k in 0..<binCount {
+            framePower += power[k]
+            startPower += noisePower[k]
+        }
+        return framePower > Self.startOnsetPowerRatio * startPower
     }
 
     /// Whether this frame is the first whole one after exact zeros (a frame of zeros in every bin, which no
