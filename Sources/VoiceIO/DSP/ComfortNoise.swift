@@ -74,7 +74,8 @@ public final class ComfortNoise {
     /// scatter. Counted in, 30 ms of echo at 0 dB echo return loss (a PulseAudio null sink's loopback) lifted the
     /// floor, then fallen to the few start frames' minimum times its bias, 4 dB over the room: the line was 3.5 dB
     /// louder while the far end talked than in the quiet (our quiet-pump z04's background under that echo, 10 ms
-    /// blocks; +1.3 without).
+    /// blocks; +1.3 with the start ended at the echo; on a private PulseAudio, `scripts/live-pump --server pulse`,
+    /// +3.5 and +1.3).
     private static var startOnsetPowerRatio: Float { 4 }
     /// Mean over the windowed minimum of the smoothed power of one bin (sine window of two blocks, 50 % overlap,
     /// smoothing 0.2, a 300-frame window): 4.4 dB, measured on white noise.
