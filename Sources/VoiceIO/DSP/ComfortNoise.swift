@@ -12,7 +12,8 @@
 /// echo back sooner (a PulseAudio loopback's is 30 ms late) or a first word is not the room. A
 /// louder background is followed within one window once the echo leaves it. After exact zeros (a device's late
 /// start or stall, or a silent room), sound heard while no echo is expected is the room: the floor starts afresh
-/// on it. Under echo the zeros are forgotten after one window, where the power stands clearly over the echo. A second
+/// on it. Sound after zeros heard under echo is the room and the echo's leftover together: the floors follow the
+/// minimum of the power since the zeros, without its bias, until the echo falls under them (`followsMinimum`). A second
 /// floor over the same minimum (`backgroundPower`) may be held on fewer frames than the generated noise's (`track`'s
 /// `backgroundHoldsRise`). Generated noise has the floor's magnitude scaled by √(1 − g²) for a bin suppressed to
 /// gain g, and a random phase from a fixed-seed generator.
@@ -53,9 +54,20 @@ public final class ComfortNoise {
     private var completeSubwindows = 0
     /// Frames since the last frame of exact zeros, up to `framesPerWindow`.
     private var framesAfterZeros = ComfortNoise.framesPerWindow
+    /// Whether the floors follow the minimum of the power since a device's zeros ended under echo, without its bias:
+    /// until the smoothed echo falls under the generated floor. Held at zero there, the line was digital silence for
+    /// a second or more of the far end's talk after 0.1-1 s of zeros at a stream's start (the public pump scenes'
+    /// rooms, `scripts/late-start --lead 0 --config ../shared/yardstick/scenes-pump-public.json`: 14 of 15 runs); the
+    /// biased minimum of sound that holds the echo's leftover stood 2-16 dB over a quiet room (our quiet-pump set).
+    private var followsMinimum = false
     private var state: UInt64 = 0x2545_F491_4F6C_DD1D
 
     private static var subwindowCount: Int { 6 }
+    /// Complete sub-windows after zeros heard under echo before the floors follow their minimum (`followsMinimum`): one,
+    /// half a second of the suppressor's 3 s window, the time the linear filter takes to learn the echo. Followed from
+    /// the first frame, the minimum was the echo whole, and the comfort noise stood at its level until the filter had
+    /// learned it (`DuckingTests`' app sound in a noiseless room passed for the near end's voice).
+    private static var subwindowsBeforeFollowing: Int { 1 }
     /// Echo power, relative to the generated floor, that still holds that floor from rising: 6 dB under it. A
     /// reverberant room's leftover runs over the caller's estimate of it, and where the estimate stood just under the
     /// floor the leftover lifted it 2-5 dB over the room while the far end talked (our quiet-pump r04, r07, r01 at 10
@@ -120,11 +132,17 @@ public final class ComfortNoise {
     public func track(power: UnsafePointer<Float>, echo: UnsafePointer<Float>? = nil, holdsRise: Bool = false,
                       backgroundHoldsRise: Bool? = nil) {
         let backgroundHolds = backgroundHoldsRise ?? holdsRise
-        if startsAfterZeros(power: power, echo: echo) {
-            framesTracked = 0
+        if let isEcholess = endsZeros(power: power, echo: echo) {
+            // Both start the minimum afresh; heard under echo, the sound after the zeros is not the start's mean.
+            followsMinimum = !isEcholess
+            framesTracked = isEcholess ? 0 : startFrames
             completeSubwindows = 0
             subwindowIndex = 0
             framesInSubwindow = 0
+            if !isEcholess {
+                smoothedPower.update(from: power, count: binCount)
+                currentMinimum.update(from: power, count: binCount)
+            }
         }
         if framesTracked == 0 {
             smoothedPower.update(from: power, count: binCount)
@@ -138,18 +156,28 @@ public final class ComfortNoise {
         let startCount = framesTracked < startFrames ? Float(framesTracked + 1) : 0
         framesTracked = min(framesTracked + 1, startFrames)
         let complete = completeSubwindows > 0
+        var echoSum: Float = 0, floorSum: Float = 0
         for k in 0..<binCount {
             let p = smoothedPower[k] + Self.smoothingWeight * (power[k] - smoothedPower[k])
             smoothedPower[k] = p
             let m = min(currentMinimum[k], p)
             currentMinimum[k] = m
-            let floor = Self.minimumBias * (complete ? min(windowMinimum[k], m) : m)
+            let minimum = complete ? min(windowMinimum[k], m) : m
+            let floor = Self.minimumBias * minimum
             var echoPower: Float?
             if let echo {
                 smoothedEcho[k] += Self.smoothingWeight * (echo[k] - smoothedEcho[k])
                 echoPower = smoothedEcho[k]
+                echoSum += smoothedEcho[k]
             }
-            if startCount > 0 {
+            if followsMinimum {
+                // Not before the filter has had half a second to learn the echo: the first frames hold it whole.
+                if completeSubwindows >= Self.subwindowsBeforeFollowing {
+                    if minimum <= noisePower[k] || !holdsRise { noisePower[k] = minimum }
+                    if minimum <= backgroundPower[k] || !backgroundHolds { backgroundPower[k] = minimum }
+                }
+                floorSum += noisePower[k]
+            } else if startCount > 0 {
                 noisePower[k] += (power[k] - noisePower[k]) / startCount
                 backgroundPower[k] = noisePower[k]
             } else {
@@ -164,6 +192,9 @@ public final class ComfortNoise {
                     backgroundPower[k] = floor
                 }
             }
+        }
+        if followsMinimum && completeSubwindows >= Self.subwindowsBeforeFollowing && (echo == nil || echoSum < floorSum) {
+            followsMinimum = false
         }
         framesInSubwindow += 1
         guard framesInSubwindow >= subwindowFrames else { return }
@@ -192,15 +223,14 @@ public final class ComfortNoise {
     }
 
     /// Whether this frame is the first whole one after exact zeros (a frame of zeros in every bin, which no
-    /// microphone's noise gives), heard while no echo is expected (no estimate, or one 20 dB under the frame's power):
-    /// the room's, on which the floor starts afresh as on a stream's first frames. Read with the zeros in its window,
+    /// microphone's noise gives), nil if not; true if heard while no echo is expected (no estimate, or one 20 dB under
+    /// the frame's power): the room's, on which the floor starts afresh as on a stream's first frames; false under
+    /// echo, where the floors follow the minimum (`followsMinimum`). Read with the zeros in its window,
     /// the floor stayed at zero (or where the zeros' smoothing had taken it) for a window, held by a talker (the room's
     /// onset after them passes for one), and then under the far end's echo (quiet-pump z01, z04, z05 with 0.1-1 s of
     /// zeros and 0.3-1.2 s of the room before the far end: the line was digital silence for 2-7 s of the far end's
-    /// talk). Sound under echo after zeros may be a silent room's echo (the zeros its floor), not yet learned by the
-    /// estimate: there the zeros stay in the window (`DuckingTests`: the app's echo became the floor and the output
-    /// ducked the app).
-    private func startsAfterZeros(power: UnsafePointer<Float>, echo: UnsafePointer<Float>?) -> Bool {
+    /// talk).
+    private func endsZeros(power: UnsafePointer<Float>, echo: UnsafePointer<Float>?) -> Bool? {
         var isZeros = true
         for k in 0..<binCount where power[k] != 0 {
             isZeros = false
@@ -208,7 +238,7 @@ public final class ComfortNoise {
         }
         let isFirstWholeFrame = !isZeros && framesAfterZeros == Self.framesPerWindow - 1
         framesAfterZeros = isZeros ? 0 : min(framesAfterZeros + 1, Self.framesPerWindow)
-        guard isFirstWholeFrame else { return false }
+        guard isFirstWholeFrame else { return nil }
         guard let echo else { return true }
         var echoSum: Float = 0, powerSum: Float = 0
         for k in 0..<binCount {
