@@ -217,12 +217,12 @@ extension ComfortNoiseTests {
             #expect(abs(noise.backgroundPower[k] / 5e-6 - 1) < 0.01, "background floor \(noise.backgroundPower[k])")
         }
         for _ in 0..<200 { noise.track(power: echo, echo: echo) }
-        #expect(abs(noise.noisePower[0] / 5e-6 - 1) < 0.01, "generated floor under louder sound \(noise.noisePower[0])")
+        #expect(abs(noise.noisePower[0] / 5e-6 - 1) < 0.01, "floor under louder sound \(noise.noisePower[0])")
         let quiet = [Float](repeating: 1e-8, count: 4)
         for _ in 0..<200 { noise.track(power: room, echo: quiet) }
         for k in 0..<4 {
             // The minimum's bias (4.4 dB) counts again once the echo has left.
-            #expect(abs(noise.noisePower[k] / 5e-6 - 2.75) < 0.03, "generated floor after the echo \(noise.noisePower[k])")
+            #expect(abs(noise.noisePower[k] / 5e-6 - 2.75) < 0.03, "floor after the echo \(noise.noisePower[k])")
         }
     }
 

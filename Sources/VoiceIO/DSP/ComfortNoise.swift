@@ -14,10 +14,9 @@
 /// start or stall, or a silent room), sound heard while no echo is expected is the room: the floor starts afresh
 /// on it. Sound after zeros heard under echo is the room and the echo's leftover together: the floors take the
 /// minimum of the power since the zeros, without its bias, and follow it down until the echo falls under them
-/// (`followsMinimum`). A second
-/// floor over the same minimum (`backgroundPower`) may be held on fewer frames than the generated noise's (`track`'s
-/// `backgroundHoldsRise`). Generated noise has the floor's magnitude scaled by √(1 − g²) for a bin suppressed to
-/// gain g, and a random phase from a fixed-seed generator.
+/// (`followsMinimum`). A second floor over the same minimum (`backgroundPower`) may be held on fewer frames than the
+/// generated noise's (`track`'s `backgroundHoldsRise`). Generated noise has the floor's magnitude scaled by √(1 − g²)
+/// for a bin suppressed to gain g, and a random phase from a fixed-seed generator.
 ///
 /// The floor is measured on windowed frames, but the generated spectrum is not windowed noise: its inverse
 /// transform spreads over the whole transform. So that the synthesised noise has the background's level in
@@ -67,10 +66,10 @@ public final class ComfortNoise {
     private var state: UInt64 = 0x2545_F491_4F6C_DD1D
 
     private static var subwindowCount: Int { 6 }
-    /// Complete sub-windows after zeros heard under echo before the floors follow their minimum (`followsMinimum`): one,
-    /// half a second of the suppressor's 3 s window, the time the linear filter takes to learn the echo. Followed from
-    /// the first frame, the minimum was the echo whole, and the comfort noise stood at its level until the filter had
-    /// learned it (`DuckingTests`' app sound in a noiseless room passed for the near end's voice).
+    /// Complete sub-windows after zeros heard under echo before the floors follow their minimum (`followsMinimum`):
+    /// one, half a second of the suppressor's 3 s window, the time the linear filter takes to learn the echo. Followed
+    /// from the first frame, the minimum was the echo whole, and the comfort noise stood at its level until the filter
+    /// had learned it (`DuckingTests`' app sound in a noiseless room passed for the near end's voice).
     private static var subwindowsBeforeFollowing: Int { 1 }
     /// Echo power, relative to the generated floor, that still holds that floor from rising: 6 dB under it. A
     /// reverberant room's leftover runs over the caller's estimate of it, and where the estimate stood just under the
@@ -199,9 +198,8 @@ public final class ComfortNoise {
                 }
             }
         }
-        if followsMinimum && completeSubwindows >= Self.subwindowsBeforeFollowing && (echo == nil || echoSum < floorSum) {
-            followsMinimum = false
-        }
+        let hasFollowed = completeSubwindows >= Self.subwindowsBeforeFollowing
+        if followsMinimum && hasFollowed && (echo == nil || echoSum < floorSum) { followsMinimum = false }
         framesInSubwindow += 1
         guard framesInSubwindow >= subwindowFrames else { return }
         // A sub-window is complete: it replaces the oldest, and the window's minimum is taken afresh.
@@ -231,11 +229,10 @@ public final class ComfortNoise {
     /// Whether this frame is the first whole one after exact zeros (a frame of zeros in every bin, which no
     /// microphone's noise gives), nil if not; true if heard while no echo is expected (no estimate, or one 20 dB under
     /// the frame's power): the room's, on which the floor starts afresh as on a stream's first frames; false under
-    /// echo, where the floors follow the minimum (`followsMinimum`). Read with the zeros in its window,
-    /// the floor stayed at zero (or where the zeros' smoothing had taken it) for a window, held by a talker (the room's
-    /// onset after them passes for one), and then under the far end's echo (quiet-pump z01, z04, z05 with 0.1-1 s of
-    /// zeros and 0.3-1.2 s of the room before the far end: the line was digital silence for 2-7 s of the far end's
-    /// talk).
+    /// echo, where the floors follow the minimum (`followsMinimum`). Read with the zeros in its window, the floor
+    /// stayed at zero (or where the zeros' smoothing had taken it) for a window, held by a talker (the room's onset
+    /// after them passes for one), and then under the far end's echo (quiet-pump z01, z04, z05 with 0.1-1 s of zeros
+    /// and 0.3-1.2 s of the room before the far end: the line was digital silence for 2-7 s of the far end's talk).
     private func endsZeros(power: UnsafePointer<Float>, echo: UnsafePointer<Float>?) -> Bool? {
         var isZeros = true
         for k in 0..<binCount where power[k] != 0 {
