@@ -135,19 +135,18 @@ public final class ComfortNoise {
     public func track(power: UnsafePointer<Float>, echo: UnsafePointer<Float>? = nil, holdsRise: Bool = false,
                       backgroundHoldsRise: Bool? = nil) {
         let backgroundHolds = backgroundHoldsRise ?? holdsRise
+        // The minimum starts afresh on a stream's first frame and after zeros.
+        var startsMinimum = framesTracked == 0
         if let isEcholess = endsZeros(power: power, echo: echo) {
-            // Both start the minimum afresh; heard under echo, the sound after the zeros is not the start's mean.
+            // Heard under echo, the sound after the zeros is not the start's mean: the floors follow the minimum.
             followsMinimum = !isEcholess
             framesTracked = isEcholess ? 0 : startFrames
             completeSubwindows = 0
             subwindowIndex = 0
             framesInSubwindow = 0
-            if !isEcholess {
-                smoothedPower.update(from: power, count: binCount)
-                currentMinimum.update(from: power, count: binCount)
-            }
+            startsMinimum = true
         }
-        if framesTracked == 0 {
+        if startsMinimum {
             smoothedPower.update(from: power, count: binCount)
             currentMinimum.update(from: power, count: binCount)
         } else if framesTracked < startFrames && endsStart(power: power) {
@@ -159,6 +158,8 @@ public final class ComfortNoise {
         let startCount = framesTracked < startFrames ? Float(framesTracked + 1) : 0
         framesTracked = min(framesTracked + 1, startFrames)
         let complete = completeSubwindows > 0
+        // Not before the filter has had half a second to learn the echo: the first frames hold it whole.
+        let isFollowing = followsMinimum && completeSubwindows >= Self.subwindowsBeforeFollowing
         var echoSum: Float = 0, floorSum: Float = 0
         for k in 0..<binCount {
             let p = smoothedPower[k] + Self.smoothingWeight * (power[k] - smoothedPower[k])
@@ -171,17 +172,15 @@ public final class ComfortNoise {
             if let echo {
                 smoothedEcho[k] += Self.smoothingWeight * (echo[k] - smoothedEcho[k])
                 echoPower = smoothedEcho[k]
-                echoSum += smoothedEcho[k]
             }
             if followsMinimum {
-                // Not before the filter has had half a second to learn the echo: the first frames hold it whole.
-                if completeSubwindows >= Self.subwindowsBeforeFollowing {
-                    if minimum <= noisePower[k] || (noisePower[k] == 0 && !holdsRise) { noisePower[k] = minimum }
-                    if minimum <= backgroundPower[k] || (backgroundPower[k] == 0 && !backgroundHolds) {
-                        backgroundPower[k] = minimum
-                    }
+                guard isFollowing else { continue }
+                if minimum <= noisePower[k] || (noisePower[k] == 0 && !holdsRise) { noisePower[k] = minimum }
+                if minimum <= backgroundPower[k] || (backgroundPower[k] == 0 && !backgroundHolds) {
+                    backgroundPower[k] = minimum
                 }
                 floorSum += noisePower[k]
+                echoSum += echoPower ?? 0
             } else if startCount > 0 {
                 noisePower[k] += (power[k] - noisePower[k]) / startCount
                 backgroundPower[k] = noisePower[k]
@@ -198,8 +197,7 @@ public final class ComfortNoise {
                 }
             }
         }
-        let hasFollowed = completeSubwindows >= Self.subwindowsBeforeFollowing
-        if followsMinimum && hasFollowed && (echo == nil || echoSum < floorSum) { followsMinimum = false }
+        if isFollowing && (echo == nil || echoSum < floorSum) { followsMinimum = false }
         framesInSubwindow += 1
         guard framesInSubwindow >= subwindowFrames else { return }
         // A sub-window is complete: it replaces the oldest, and the window's minimum is taken afresh.
