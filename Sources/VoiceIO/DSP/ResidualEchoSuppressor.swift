@@ -153,6 +153,12 @@ public final class ResidualEchoSuppressor {
     /// then learn from it as under a talker heard, not at the full rate of far-end single talk for sure, and the
     /// detector hears it at a lower bar (`unheardTalkerBoost`). Set it per block; real-time safe.
     var isUnheardTalkerLikely = false
+    /// The share of the output the second linear stage's estimate of the leftover explains in the detection band, at
+    /// most 1, smoothed over `leftoverExplainedSeconds` of far-end blocks; 0 when the stage starts over. Near 1 where
+    /// the output is the echo's leftover, well under it where a talker adds to it. Real-time safe.
+    private(set) var leftoverExplainedShare: Float = 0
+    private let leftoverExplainedSmoothing: Float
+    private static var leftoverExplainedSeconds: Double { 0.25 }
     /// How much of the echo estimate is echo: 1 while the linear filter finds echo; while it has found none
     /// (`EchoPipeline.isNoEchoFound`: a headset), the share of the microphone it explains, its estimate then the
     /// talker it was pulled to. The estimate's power comes scaled so already; its coherence with the output, which
@@ -417,6 +423,7 @@ public final class ResidualEchoSuppressor {
                                     startFrames: max(1, rate.blocks(seconds: Self.noiseStartSeconds)),
                                     synthesisPowerScale: Float(size) / Float(blockFrameCount))
         quietBlocks = rate.blocks(seconds: Self.quietSeconds)
+        leftoverExplainedSmoothing = rate.smoothingWeight(seconds: Self.leftoverExplainedSeconds)
         pausedPathMove = PausedPathMove(rate: rate)
         unexplainedOutput = UnexplainedOutputWatch(rate: rate)
         talkerTailBlocks = rate.blocks(seconds: Self.talkerTailSeconds)
@@ -702,12 +709,16 @@ public final class ResidualEchoSuppressor {
         let isLeakedAfterQuiet = filterFindsClearlyLeakedEcho && (isNearEndQuiet || isFreshOnset)
         let isDismissed = echoLike || isOwnError || isLeakedAfterQuiet
         // The detection band's powers: the output, the echo the detector reads as left, the noise (`detectionMean`).
-        let bandOutput = outputSums.sum(), bandNoise = noiseSums.sum()
+        let bandOutput = outputSums.sum(), bandNoise = noiseSums.sum(), bandStaged = stagedSums.sum()
         let detected = detectionMean.add(SIMD4(bandOutput, residualSums.sum(), bandNoise, 0))
         let detectedOutput = detected.x, detectedResidual = detected.y, detectedNoise = detected.z
+        if farEndActive {
+            let explained = min(1, bandStaged / max(bandOutput, 1e-20))
+            leftoverExplainedShare += leftoverExplainedSmoothing * (explained - leftoverExplainedShare)
+        }
         // A talker the filter or the second linear stage finds the detector may not hear.
         let isUnexplained = unexplainedOutput.observe(
-            outputPower: bandOutput, stagedEchoPower: stagedSums.sum(), coherentEchoPower: coherentSums.sum(),
+            outputPower: bandOutput, stagedEchoPower: bandStaged, coherentEchoPower: coherentSums.sum(),
             noisePower: bandNoise, farEndActive: farEndActive, isNearEndQuiet: isNearEndQuiet,
             isJudged: isRoomRingingLong && !filterFindsLeakedEcho)
         let isTalkerUnheard = isUnheardTalkerLikely || isUnexplained
@@ -799,7 +810,10 @@ public final class ResidualEchoSuppressor {
     public func forgetEchoCoupling() { coupling.forget(echoPathGain: microphoneGain) }
 
     /// Forgets the second linear stage's path (the linear filter started over: its leftover is another). Real-time safe.
-    public func forgetLeftoverPath() { leftoverPath.reset() }
+    public func forgetLeftoverPath() {
+        leftoverPath.reset()
+        leftoverExplainedShare = 0
+    }
 
     /// Forgets how much echo the linear filter leaves per unit of its estimate, and keeps, with a margin, how much
     /// per unit of the reference: for a filter reset after it took next to nothing off, whose leftover the suppressor

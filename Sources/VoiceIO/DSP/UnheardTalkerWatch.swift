@@ -23,7 +23,8 @@ import Glibc
 /// room's echo for the room (our far-speaker f11 with its talker 90-180 ms later than the scene's, as a live run's
 /// talker may come: 6-7 dB over the norm at its first words, then less as the norm followed; the talker unheard for the
 /// whole double talk, DT STOI 0.34-0.62 against 0.89 at the scene's own timing). For the same reason the bar is 6 dB,
-/// not 8. The norm needs half a second of single talk first and starts over with the filter (`restart`).
+/// not 8. The norm needs half a second of single talk first and starts over with the filter (`restart`), unless a
+/// talker the filter restarted under keeps it (`EchoPipeline.keepsUnheardTalkerNorm`).
 /// Real-time safe.
 struct UnheardTalkerWatch {
     private var norm = DecibelNorm()
