@@ -37,9 +37,9 @@ import Testing
     }
 
     /// The filter starts over under the talker. `UnheardTalkerWatch`, which had kept the talker heard, keeps its norm
-    /// through the restart (`EchoPipeline.keepsUnheardTalkerNorm`): the talker from half a second after the move to
-    /// its end, seeds 31, 61, 71: -4.61, -3.61, -4.18 dB; -8.29, -7.26, -8.19 dB when the watch started over with the
-    /// filter and judged nothing until the talk was over. The echo over the 2 s after the talker stops: 38.4, 38.2,
+    /// through the restart (`UnheardTalkerWatch.restart(keepingNorm:)`): the talker from half a second after the move
+    /// to its end, seeds 31, 61, 71: -4.61, -3.61, -4.18 dB; -8.29, -7.26, -8.19 dB when the watch started over with
+    /// the filter and judged nothing until the talk was over. The echo over the 2 s after the talker stops: 38.4, 38.2,
     /// 37.9 dB (39.1, 38.8, 37.8 before). At a call's 5 ms blocks the same scenes move both ways (seeds 51 and 61:
     /// -5.7 -> -7.6 and -3.8 -> -5.2 dB; 31: -9.1 -> -8.7; the others within 0.1 dB), so only 10 ms is asserted.
     @Test("a hall's loudspeaker that moves under a talker: the talker stays heard", arguments: [UInt64(31), 61, 71])

@@ -6,14 +6,18 @@ import Testing
 /// holds −16 dB of the microphone and its leaked echo stands at about its error; under the talker the detector does not
 /// hear, −6 dB and 0.1.
 @Suite struct UnheardTalkerWatchTests {
-    /// Feeds `blocks` 10 ms blocks of one kind and returns how many were taken for an unheard talker's.
+    /// Feeds `blocks` 10 ms blocks of one kind and returns how many were taken for an unheard talker's. The near end
+    /// counts as quiet where the far end plays alone, unless `isNearEndQuiet` says otherwise; `explainedShare`: the
+    /// second linear stage's share of the output.
     static func flagged(_ watch: inout UnheardTalkerWatch, blocks: Int, shareDecibels: Float, leakRatio: Float,
-                        isFarEndAlone: Bool, isRoomRingingLong: Bool = true, wanderDecibels: Float = 1.5) -> Int {
+                        isFarEndAlone: Bool, isNearEndQuiet: Bool? = nil, explainedShare: Float = 0,
+                        isRoomRingingLong: Bool = true, wanderDecibels: Float = 1.5) -> Int {
         (0..<blocks).filter { block in
             // The share wanders by ±`wanderDecibels` from block to block, as a smoothed leftover does.
             let wander = block % 2 == 0 ? wanderDecibels : -wanderDecibels
             return watch.observe(outputShare: pow(10, (shareDecibels + wander) / 10), leakedEchoToErrorRatio: leakRatio,
-                                 isFarEndAlone: isFarEndAlone, isRoomRingingLong: isRoomRingingLong)
+                                 isFarEndAlone: isFarEndAlone, isNearEndQuiet: isNearEndQuiet ?? isFarEndAlone,
+                                 leftoverExplainedShare: explainedShare, isRoomRingingLong: isRoomRingingLong)
         }.count
     }
 
@@ -70,5 +74,23 @@ import Testing
         _ = Self.flagged(&restarted, blocks: 300, shareDecibels: -16, leakRatio: 1.3, isFarEndAlone: true)
         restarted.restart()
         #expect(Self.flagged(&restarted, blocks: 100, shareDecibels: -6, leakRatio: 0.1, isFarEndAlone: false) == 0)
+    }
+
+    /// A filter that starts over under a talker (`restart(keepingNorm:)`, as `EchoPipeline` does where the ratios to
+    /// the reference are kept): the talker is still taken for one against the old norm, except where the second linear
+    /// stage explains over half the output (the echo's leftover after the talk); once the near end is quiet the norm
+    /// is gone, as after any restart.
+    @Test func aNormKeptThroughARestartUnderATalker() {
+        var watch = UnheardTalkerWatch(rate: BlockRate(blocksPerSecond: 100))
+        #expect(Self.flagged(&watch, blocks: 300, shareDecibels: -16, leakRatio: 1.3, isFarEndAlone: true) == 0)
+        watch.restart(keepingNorm: true)
+        let heard = Self.flagged(&watch, blocks: 100, shareDecibels: -6, leakRatio: 0.1, isFarEndAlone: false)
+        #expect(heard >= 95, "\(heard) of the talker's 100 blocks after the restart taken for a talker's")
+        let explained = Self.flagged(&watch, blocks: 100, shareDecibels: -6, leakRatio: 0.1, isFarEndAlone: false,
+                                     explainedShare: 0.8)
+        #expect(explained == 0, "\(explained) blocks the second stage explains taken for a talker's")
+        _ = Self.flagged(&watch, blocks: 1, shareDecibels: -16, leakRatio: 1.3, isFarEndAlone: false,
+                         isNearEndQuiet: true)
+        #expect(Self.flagged(&watch, blocks: 100, shareDecibels: -6, leakRatio: 0.1, isFarEndAlone: false) == 0)
     }
 }

@@ -78,13 +78,6 @@ public final class EchoPipeline: VoiceProcessor {
     private var leakedEcho: LeakedEchoWatch
     /// Whether a talker the suppressor's detector does not hear is likely, in a room that rings past the filter.
     private var unheardTalker: UnheardTalkerWatch
-    /// Whether `unheardTalker` kept the norm it had when the filter last started over (see `forgetFilteredPath`): until
-    /// the near end is next quiet, and its flag not taken while the second linear stage explains more than
-    /// `keptNormLeftoverExplainedShare` of the output.
-    private var keepsUnheardTalkerNorm = false
-    /// The share of the output (`ResidualEchoSuppressor.leftoverExplainedShare`) over which the output is the echo's
-    /// leftover, not a talker, while the watch's norm is kept: half.
-    private static var keptNormLeftoverExplainedShare: Float { 0.5 }
     /// The misadjustment monitor as a restarted filter gets it: the aligned reference's lead over the echo
     /// (`EchoAligner.defaultLeadMilliseconds`) in blocks, the blocks of 10 ms it judges together.
     private let freshMisadjustment: MisadjustmentMonitor
@@ -439,17 +432,12 @@ public final class EchoPipeline: VoiceProcessor {
         suppressor.estimateEchoShare = estimateEchoShare
         suppressor.isMicrophoneClipped = canceller.isMicrophoneClipped
         suppressor.isFilterSettled = blocksSinceFilterRestart > settledFilterBlocks
-        if keepsUnheardTalkerNorm && suppressor.isNearEndQuiet {
-            keepsUnheardTalkerNorm = false
-            unheardTalker.restart()
-        }
-        let isUnheardTalkerLikely = unheardTalker.observe(
+        suppressor.isUnheardTalkerLikely = unheardTalker.observe(
             outputShare: smoothedErrorPower / max(smoothedMicrophonePower, 1e-12),
             leakedEchoToErrorRatio: canceller.leakedEchoToErrorRatio,
             isFarEndAlone: farEndActive && suppressor.isNearEndQuiet && smoothedMicrophonePower > 0,
+            isNearEndQuiet: suppressor.isNearEndQuiet, leftoverExplainedShare: suppressor.leftoverExplainedShare,
             isRoomRingingLong: isFilterGrown)
-        suppressor.isUnheardTalkerLikely = isUnheardTalkerLikely && !(keepsUnheardTalkerNorm
-            && suppressor.leftoverExplainedShare > Self.keptNormLeftoverExplainedShare)
         blocksSinceFilterRestart = min(blocksSinceFilterRestart + 1, Int.max / 2)
         for index in 0..<blockFrameCount {
             error[index] = voiceNotch.filter(error[index])
@@ -582,17 +570,7 @@ public final class EchoPipeline: VoiceProcessor {
         misadjustment = freshMisadjustment
         shiftFinder.restart()
         isCheckingShift = false
-        // The watch's norm is the filter's share of the microphone in the far end's single talk, which a restarted
-        // filter has yet to show; where the ratios to the reference are kept (a talker heard for a second, no echo
-        // found, the old path taken back) the norm is kept too: started over, the watch judged nothing until the talk
-        // was over, and a hall's talker it had kept heard went unheard from the restart on (our hall-dt-change w02, its
-        // loudspeaker moved under a talker 9 dB under the echo: -4.16 dB over the double talk, DT STOI 0.652; -2.49 and
-        // 0.726 kept; w03 0.774 -> 0.793, at 5 ms w02 0.628 -> 0.691 and w03 0.764 -> 0.823). Kept alone, it took the
-        // echo after the talk for a talker, so the near end never went quiet (w02's far end after the talk 48.1 -> 22.0
-        // dB): its flag is not taken while the second linear stage explains over half the output, and the norm goes
-        // once the near end is quiet (47.6 dB; w03 51.8 -> 41.4, the cost).
-        keepsUnheardTalkerNorm = keepingReferenceCoupling
-        if !keepingReferenceCoupling { unheardTalker.restart() }
+        unheardTalker.restart(keepingNorm: keepingReferenceCoupling)
         slide.restart()
         onset.restart()
         blocksSinceFilterRestart = 0
