@@ -324,6 +324,9 @@ public final class ResidualEchoSuppressor {
     private var blocksSinceStart = 0
     /// `talkerTailSeconds` in blocks.
     private let talkerTailBlocks: Int
+    /// Whether the block after a talker's onset must also stand `shortBlockOnsetLeftoverMargin` over the leftover to be
+    /// the filter's own error: blocks shorter than a tuned block (a call's 5 ms).
+    private let judgesOnsetOverLeftover: Bool
     private static var gainRecovery: Float { 0.5 }
     /// Smoothing of `microphoneGain`'s powers per far-end block (a time constant of half a second at 10 ms blocks).
     private static var pathGainSmoothing: Float { 0.02 }
@@ -403,6 +406,17 @@ public final class ResidualEchoSuppressor {
     /// (1 dB): a clipping loudspeaker's overestimate at a real talker's onset stood 0.6 dB over it, anti-correlated
     /// (the public q07: DT STOI 0.945 -> 0.901 when taken so); moved paths 1.5-4 dB.
     private static var ownErrorOnsetExcess: Float { 1.26 }
+    /// How far over the leftover the detector expects (its residual echo estimate over the detection band) a call's
+    /// 5 ms block after a talker's onset must stand, besides `ownErrorOnsetExcess`, to be the filter's own error: 10 dB.
+    /// A moved path's error stands far over the leftover learned of the path before; a talker over a filter that leaves
+    /// much echo (a clipping loudspeaker, a drifting path) and pulled it with their first words stands a few dB over it,
+    /// and in a block of half a tuned block's samples passed the excess too (the public q07 at 5 ms: the block 4 dB over
+    /// the microphone), so that the near end counted as quiet again, the ratios learned the talker as echo, and the
+    /// talker was heard half a second late (−9.5 dB over the double talk's first second; DT STOI 0.891 -> 0.945 and
+    /// our dt-change t12 0.891 -> 0.912 with the margin). It costs moved paths' first half second at 5 ms (q04 28.3 ->
+    /// 22.0 dB, our pathchange p05 32.6 -> 22.6), none of our scenes' re-convergence; at 10 ms blocks no talker's onset
+    /// passed the excess and the margin only cost moved paths (q04 3 dB), so it is a short block's alone.
+    private static var shortBlockOnsetLeftoverMargin: Float { 10 }
 
     /// `sampleRate`: frames per second (8000 ... 48000). `blockFrameCount`: frames per block (e.g. 10 ms).
     /// `longestLateDelayBlocks`: the longest the linear filter grows to, in blocks: the furthest the late tail can
@@ -425,6 +439,7 @@ public final class ResidualEchoSuppressor {
         quietBlocks = rate.blocks(seconds: Self.quietSeconds)
         leftoverExplainedSmoothing = rate.smoothingWeight(seconds: Self.leftoverExplainedSeconds)
         pausedPathMove = PausedPathMove(rate: rate)
+        judgesOnsetOverLeftover = rate.blocksPerTunedBlock > 1
         unexplainedOutput = UnexplainedOutputWatch(rate: rate)
         talkerTailBlocks = rate.blocks(seconds: Self.talkerTailSeconds)
         // e^−6.9 over `reverberationSeconds`; 20 dB (e^−ln 100) over `restartedEchoFadeSeconds`.
@@ -688,9 +703,13 @@ public final class ResidualEchoSuppressor {
         // (`ownErrorOnsetExcess`): a path's first block after a move, its error still below the microphone, passed for
         // a talker, and the quiet that judges the next ones was gone (the public q04: 7 dB over the 250 ms after its
         // move, 20.5 now).
+        // The detection band's powers: the output, the echo the detector reads as left, the noise (`detectionMean`).
+        let bandOutput = outputSums.sum(), bandResidual = residualSums.sum()
+        let bandNoise = noiseSums.sum(), bandStaged = stagedSums.sum()
         let isFreshOnset = detector.isFreshOnset(afterQuietFrames: quietBlocks)
+        let isOnsetOverLeftover = !judgesOnsetOverLeftover || bandOutput > Self.shortBlockOnsetLeftoverMargin * bandResidual
         let isOwnError = ((isNearEndQuiet && outputSum > microphoneSum)
-                          || (isFreshOnset && outputSum > Self.ownErrorOnsetExcess * microphoneSum))
+                          || (isFreshOnset && outputSum > Self.ownErrorOnsetExcess * microphoneSum && isOnsetOverLeftover))
             && crossSum < -Self.ownErrorCorrelation * correlationScale
         // A path that moved while the far end was silent leaves the output louder than the microphone at its return,
         // a talker heard or not (`PausedPathMove`): that block is suppressed as the filter's error. The detector still
@@ -708,9 +727,7 @@ public final class ResidualEchoSuppressor {
         // and the talker lost 7 dB (`HotMicrophoneTests`). A talker heard already is not dismissed so.
         let isLeakedAfterQuiet = filterFindsClearlyLeakedEcho && (isNearEndQuiet || isFreshOnset)
         let isDismissed = echoLike || isOwnError || isLeakedAfterQuiet
-        // The detection band's powers: the output, the echo the detector reads as left, the noise (`detectionMean`).
-        let bandOutput = outputSums.sum(), bandNoise = noiseSums.sum(), bandStaged = stagedSums.sum()
-        let detected = detectionMean.add(SIMD4(bandOutput, residualSums.sum(), bandNoise, 0))
+        let detected = detectionMean.add(SIMD4(bandOutput, bandResidual, bandNoise, 0))
         let detectedOutput = detected.x, detectedResidual = detected.y, detectedNoise = detected.z
         if farEndActive {
             let explained = min(1, bandStaged / max(bandOutput, 1e-20))
