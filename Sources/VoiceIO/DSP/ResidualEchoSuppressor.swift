@@ -693,6 +693,9 @@ public final class ResidualEchoSuppressor {
         }
         let correlationScale = (estimateSum * outputSum).squareRoot()
         let echoLike = estimateEchoShare == 1 && crossSum > Self.echoCorrelation * correlationScale
+        // The detection band's powers: the output, the echo the detector reads as left, the noise (`detectionMean`).
+        let bandOutput = outputSums.sum(), bandResidual = residualSums.sum()
+        let bandNoise = noiseSums.sum(), bandStaged = stagedSums.sum()
         // Output louder than the microphone and against the estimate is the filter's own error where the echo fell
         // away or moved under it (a quieter or shifted path), not a talker: suppressed like `isOutputFilterError`.
         // Judged only once the near end has been quiet for half a second: in double talk a filter the talker pulled
@@ -702,10 +705,8 @@ public final class ResidualEchoSuppressor {
         // The block after a talker's onset that broke such a silence is judged too, if louder still
         // (`ownErrorOnsetExcess`): a path's first block after a move, its error still below the microphone, passed for
         // a talker, and the quiet that judges the next ones was gone (the public q04: 7 dB over the 250 ms after its
-        // move, 20.5 now).
-        // The detection band's powers: the output, the echo the detector reads as left, the noise (`detectionMean`).
-        let bandOutput = outputSums.sum(), bandResidual = residualSums.sum()
-        let bandNoise = noiseSums.sum(), bandStaged = stagedSums.sum()
+        // move, 20.5 now). At a call's 5 ms blocks it must also stand over the leftover the detector expects
+        // (`shortBlockOnsetLeftoverMargin`).
         let isFreshOnset = detector.isFreshOnset(afterQuietFrames: quietBlocks)
         let isOnsetOverLeftover = !judgesOnsetOverLeftover || bandOutput > Self.shortBlockOnsetLeftoverMargin * bandResidual
         let isOwnError = ((isNearEndQuiet && outputSum > microphoneSum)
