@@ -318,10 +318,20 @@ public final class EchoPipeline: VoiceProcessor {
             // near talker since then was the new echo. Its ratios to the reference stay under a talker heard for a
             // second (see `reset`). Unless the path moved under such a talker (`TalkerPathMove`), who is still one:
             // the suppressor then keeps its near end too (forgetting it, when the takeover asked only that the shadow
-            // beat the foreground, cost our dt-change t01 0.07 in double talk's STOI, t03 0.05).
+            // beat the foreground, cost our dt-change t01 0.07 in double talk's STOI, t03 0.05). But not its hangover
+            // when the blocks up to the takeover were suppressed as the filter's error (a path that moved in a far-end
+            // pause, found at the far end's return): the talker it holds was last heard before them, maybe the moved
+            // echo's first blocks, and the gentle gain of double talk let that echo through until it ran out
+            // (`DoubleTalkPathChangeTests`: 21-24 dB over the second after the return, 33-48 so; our late-dt-change
+            // u05's ERLE 27.1 -> 29.2 dB). Ended at every takeover under a talker, the hangover of one who talks on
+            // mattered: dt-change t09's talker lost 2.5 dB over the half second after the takeover.
             divergenceResetCount += 1
             forgetFilteredPath(keepingReferenceCoupling: leakedEcho.isTalkerHeardLong)
-            if !canceller.restartedUnderTalker { suppressor.forgetNearEnd() }
+            if !canceller.restartedUnderTalker {
+                suppressor.forgetNearEnd()
+            } else if suppressor.wasOutputFilterError {
+                suppressor.endNearEndHangover()
+            }
         }
         // A talker pulls the filter as a moved path does when heard for a second, and in a room that rings past the
         // filter (grown) as soon as heard: a grown filter leaves the "before" of a talker's pause above 8 dB, and a

@@ -111,6 +111,10 @@ public final class ResidualEchoSuppressor {
     /// moved, or the pre-echo of an onset, not yet told apart): it is suppressed to the comfort noise, taken for
     /// no talker and learned from by none of the ratios, which stay as they were. Set it per block; real-time safe.
     public var isOutputFilterError = false
+    /// Whether the last block's output was suppressed as the linear filter's error: `isOutputFilterError`, the
+    /// suppressor's own finding of an output louder than the microphone and against the estimate, or a path that moved
+    /// while the far end was silent (`PausedPathMove`). Real-time safe.
+    private(set) var wasOutputFilterError = false
     /// Whether the microphone clipped in this block (the analysis window, which spans the last block too, counts as
     /// clipped while either did): the output then holds the clipping's distortion, which a linear filter leaves whatever
     /// it learned. The detector's own ratios do not learn upward from it, and the detector reads the gain's estimate
@@ -719,6 +723,7 @@ public final class ResidualEchoSuppressor {
         let isMovedInPause = pausedPathMove.observe(farEndActive: farEndActive, outputEnergy: outputSum,
                                                     microphoneEnergy: microphoneSum, isFilterSettled: isFilterSettled)
         let isFilterError = isOutputFilterError || isOwnError || isMovedInPause
+        wasOutputFilterError = isFilterError
         // A block the filter finds clearly leaked echo, while the near end was quiet or only just broke its quiet, is
         // echo the filter has not learned (the far end back after a pause with sound the filter learned little of, a
         // path that grew), not a talker who starts: taken for one, it passed at the gentle gain of double talk, and the
@@ -849,6 +854,10 @@ public final class ResidualEchoSuppressor {
     /// Forgets the near-end decision (its hangover included): what it heard was echo, e.g. a path that had just
     /// moved. Real-time safe.
     public func forgetNearEnd() { detector.reset() }
+
+    /// Ends the near-end decision's hangover, the talker heard so far kept: a talker the next block does not show is no
+    /// longer taken for one (`DoubleTalkDetector.dismissFrame`). Real-time safe.
+    func endNearEndHangover() { detector.dismissFrame() }
 
     /// The late tail past the linear filter: tap energy of the first block beyond it and the energy fall per block
     /// (`EchoTailEstimator`'s figures), and the filter's length in blocks, where the tail starts (1 to
