@@ -14,6 +14,8 @@ import statistics
 import sys
 import warnings
 
+from echo_bounds import figure
+
 YARDSTICK = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'shared', 'yardstick')
 sys.path.insert(0, YARDSTICK)
 
@@ -84,10 +86,6 @@ def identical(outputs, base, new, scenes):
     return same
 
 
-def figure(value, digits=1):
-    return '-' if value is None else f'{value:.{digits}f}' if isinstance(value, float) else str(value)
-
-
 def compare(results_path, base, new):
     """One run's scenes, summaries, moved figures and identical outputs, for both systems."""
     with open(results_path) as f:
@@ -116,7 +114,8 @@ def print_comparison(title, comparison, base, new):
               f"| {figure(s['dt_stoi_mean'], 3)} ({s['dt_stoi_under_bar']}) | {figure(s['dt_near_gain_min_db'], 2)} "
               f"| {figure(s['dt_resid_mean_db'])} | {figure(s['near_pesq_min'], 2)} |")
     for scene, rows in comparison['moved'].items():
-        print(f'  {scene}: ' + '; '.join(f'{key} {figure(x, 3)} -> {figure(y, 3)}' for key, x, y in rows))
+        print(f'  {scene}: ' + '; '.join(f'{key} {x} -> {y}' if key == 'status'
+                                          else f'{key} {figure(x, 3)} -> {figure(y, 3)}' for key, x, y in rows))
     print(f"  sample-identical outputs: {len(comparison['identical'])} of {comparison['count']}; "
           f"figures moved in {len(comparison['moved'])} scenes")
 

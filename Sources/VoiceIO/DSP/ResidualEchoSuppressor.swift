@@ -855,8 +855,9 @@ public final class ResidualEchoSuppressor {
     /// moved. Real-time safe.
     public func forgetNearEnd() { detector.reset() }
 
-    /// Ends the near-end decision's hangover, the talker heard so far kept: a talker the next block does not show is no
-    /// longer taken for one (`DoubleTalkDetector.dismissFrame`). Real-time safe.
+    /// Ends the near-end decision's hangover (`DoubleTalkDetector.dismissFrame`): a talker the next block does not show
+    /// is no longer taken for one, and a talker heard in a single block just before is taken back as the echo's onset.
+    /// Real-time safe.
     func endNearEndHangover() { detector.dismissFrame() }
 
     /// The late tail past the linear filter: tap energy of the first block beyond it and the energy fall per block
