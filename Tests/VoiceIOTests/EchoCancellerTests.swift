@@ -296,6 +296,11 @@ import VoiceIOSimulation
             pipelineSettings.longRoomFilterLengthMilliseconds = longRoom
             #expect(throws: SpeexError.self) { try EchoPipeline(sampleRate: 16000, blockFrameCount: 160, settings: pipelineSettings) }
         }
+        for share: Float in [-0.1, 1.5, .nan] {
+            var pipelineSettings = EchoPipelineSettings()
+            pipelineSettings.settledShortBlockNearTalkerStepShare = share
+            #expect(throws: SpeexError.self) { try EchoPipeline(sampleRate: 16000, blockFrameCount: 80, settings: pipelineSettings) }
+        }
         let text = String(describing: SpeexError.invalidArgument("frame count 0 must be positive"))
         #expect(text == "speexdsp: invalid argument: frame count 0 must be positive")
     }
