@@ -3,7 +3,9 @@
 #   yardstick_scenes NAME CONFIG [SCENE]   checks the yardstick's venv, installs what the runs use and builds
 #                                          voicepeer; makes the config's scenes (with SCENE: only if that scene is
 #                                          missing, and fails without it). Sets python, voicepeer, scenes.
-# NAME is the calling script's, for its messages.
+# NAME is the calling script's, for its messages. The scenes are under the config file's name: give run.py
+# --scenes-root "$scenes" (its own default, the config's "name", would make them anew without what variant-scenes
+# changes: a hot microphone's scenes scored as plain ones).
 
 yardstick_scenes() {
   local name=$1 config=$2 scene=${3:-}
