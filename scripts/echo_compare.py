@@ -36,20 +36,23 @@ def summary(scenes):
     def values(key):
         return [r[key] for r in ok if r.get(key) is not None]
 
+    def of(key, statistic):
+        found = values(key)
+        return statistic(found) if found else None
+
     worst = min(ok, key=lambda r: r['erle_db'])
-    reconv = values('reconv20_s')
     stoi = values('dt_stoi')
     return {
         'scenes': len(scenes), 'ok': len(ok),
         'erle_median_db': statistics.median(values('erle_db')),
         'erle_worst_db': worst['erle_db'], 'erle_worst_scene': worst['scene'],
-        'reconv20_median_s': statistics.median(reconv) if reconv else None,
-        'dt_pesq_mean': statistics.mean(values('dt_pesq')) if values('dt_pesq') else None,
+        'reconv20_median_s': of('reconv20_s', statistics.median),
+        'dt_pesq_mean': of('dt_pesq', statistics.mean),
         'dt_stoi_mean': statistics.mean(stoi) if stoi else None,
         'dt_stoi_under_bar': sum(v < STOI_BAR for v in stoi),
-        'dt_near_gain_min_db': min(values('dt_near_gain_db'), default=None),
-        'dt_resid_mean_db': statistics.mean(values('dt_resid_db')) if values('dt_resid_db') else None,
-        'near_pesq_min': min(values('near_pesq'), default=None),
+        'dt_near_gain_min_db': of('dt_near_gain_db', min),
+        'dt_resid_mean_db': of('dt_resid_db', statistics.mean),
+        'near_pesq_min': of('near_pesq', min),
     }
 
 

@@ -186,10 +186,13 @@ public final class EchoPipeline: VoiceProcessor {
     private var blocksSinceFilterRestart = Int.max / 2
     /// How long the filter goes without starting over before the suppressor may hold the gentle gain past a talker
     /// (`ResidualEchoSuppressor.isFilterSettled`): a path that moved in double talk restarts the filter, and its
-    /// leftover after the talker is echo.
+    /// leftover after the talker is echo. A settled filter at short blocks also takes a smaller step under a talker
+    /// (`settledNearTalkerStepShare`).
     private static var settledFilterSeconds: Double { 2 }
     /// `settledFilterSeconds` in blocks.
     private let settledFilterBlocks: Int
+    /// Whether the filter has gone `settledFilterSeconds` without starting over.
+    private var isFilterSettled: Bool { blocksSinceFilterRestart > settledFilterBlocks }
     /// The share of its step the filter takes under a talker once settled (`settledShortBlockNearTalkerStepShare` at
     /// blocks shorter than 10 ms, `nearTalkerStepShare` otherwise).
     private let settledNearTalkerStepShare: Float
@@ -328,8 +331,7 @@ public final class EchoPipeline: VoiceProcessor {
         canceller.isNearTalkerHeard = suppressor.detector.nearEndActive && !leakedEcho.isLeakedBlock && !isNoEchoFound
             && smoothedErrorPower > Self.pullingTalkerMinimumUnexplainedRatio * smoothedMicrophonePower
         canceller.isTalkerHeardLong = leakedEcho.isTalkerHeardLong
-        canceller.nearTalkerStepShare = blocksSinceFilterRestart > settledFilterBlocks ? settledNearTalkerStepShare
-            : settings.nearTalkerStepShare
+        canceller.nearTalkerStepShare = isFilterSettled ? settledNearTalkerStepShare : settings.nearTalkerStepShare
         var (errorPower, filteredMicrophonePower) = cancel(input, microphone: microphoneBase, reference: referenceBase,
                                                             output: cancelledBase)
         if isCheckingShift { checkShift() }
@@ -461,7 +463,7 @@ public final class EchoPipeline: VoiceProcessor {
         suppressor.filterFindsClearlyLeakedEcho = leakedEcho.isClearlyLeakedBlock
         suppressor.estimateEchoShare = estimateEchoShare
         suppressor.isMicrophoneClipped = canceller.isMicrophoneClipped
-        suppressor.isFilterSettled = blocksSinceFilterRestart > settledFilterBlocks
+        suppressor.isFilterSettled = isFilterSettled
         suppressor.isUnheardTalkerLikely = unheardTalker.observe(
             outputShare: smoothedErrorPower / max(smoothedMicrophonePower, 1e-12),
             leakedEchoToErrorRatio: canceller.leakedEchoToErrorRatio,
