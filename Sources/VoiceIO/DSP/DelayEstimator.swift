@@ -47,8 +47,9 @@ import Glibc
 /// while the reference was active within the maximum delay, so far-end silences do not erase it; the first
 /// partitions are averaged plainly and later ones with a forgetting time of about 0.8 s of far-end activity.
 ///
-/// Cost at 16 kHz: two biquad pairs per frame, two 128-point FFTs and one multiply-accumulate pass over the
-/// cross-spectra per 16 ms, and one inverse FFT per partition lag every 64 ms.
+/// Cost at 16 kHz: two biquad pairs per frame, two 128-point FFTs and two multiply-accumulate passes over the
+/// cross-spectra per 16 ms (the second for `driftPPM`'s turned averages), and one inverse FFT per partition lag every
+/// 64 ms (two while a drift is known).
 ///
 /// `init` allocates everything and is not real-time safe; `process` and the properties are real-time safe.
 public final class DelayEstimator {
@@ -65,6 +66,14 @@ public final class DelayEstimator {
     public private(set) var fineDelayFrames: Double?
     /// How sure the current estimate is, 0 ... 1 (peak-to-floor ratio of the whitened cross-correlation).
     public private(set) var confidence: Float = 0
+    /// The clock drift known, in ppm (positive: the echo's delay shrinks, as `DriftEstimator.driftPPM`); 0 while
+    /// unknown. A second set of averages is turned by the delay it moves between partitions, so that an arrival that
+    /// drifts stays one sharp peak there, and the estimate is kept while it holds there (see `keepFraction`): averaged
+    /// unturned, 280 ppm moved the arrival a whole lag through the averages' memory and flattened its peak to two thirds
+    /// of a pitch ghost 4 ms earlier, which the estimate jumped to (our clip-drift j02: the drift's line started over
+    /// on the ghost, the double talk went uncompensated, DT STOI 0.85). The estimate itself is read from the unturned
+    /// averages as before. Real-time safe; set it before `process`.
+    public var driftPPM: Double = 0
     /// Frames given to `process` so far (the time base of the estimates).
     public private(set) var processedFrameCount = 0
     /// Searches run so far; it changes each time the estimate and confidence may have changed.
@@ -153,12 +162,24 @@ public final class DelayEstimator {
     /// Whitened cross-correlation over all lags, the whitening per bin, and per-partition work space for the
     /// search.
     private let correlation: UnsafeMutablePointer<Float>
+    /// The cross-spectra turned by the drift (`driftPPM`), and their whitened cross-correlation.
+    private let turnedCrossReal: UnsafeMutablePointer<Float>
+    private let turnedCrossImaginary: UnsafeMutablePointer<Float>
+    private let turnedCorrelation: UnsafeMutablePointer<Float>
+    /// Per bin, the averages' keep share turned by the drift's delay since the last average (real and imaginary).
+    private let turnedKeepReal: UnsafeMutablePointer<Float>
+    private let turnedKeepImaginary: UnsafeMutablePointer<Float>
     private let whitening: UnsafeMutablePointer<Float>
     private let weightedReal: UnsafeMutablePointer<Float>
     private let weightedImaginary: UnsafeMutablePointer<Float>
     private let lagScratch: UnsafeMutablePointer<Float>
 
     private var averagedPartitions = 0.0
+    /// The delay the drift moved since the cross-spectra were last averaged, in decimated lags.
+    private var driftSinceAverageLags = 0.0
+    /// How far the turning moved the turned averages' peak ahead of the unturned one, in decimated lags: the turn each
+    /// partition held since it came, weighted as the averages weigh it.
+    private var turnedLags = 0.0
     private var smoothedPeakToFloor: Float = 0
     private var partitionsSinceReferenceActive = Int.max / 2
     private var referenceFloor: Float = 1
@@ -215,6 +236,11 @@ public final class DelayEstimator {
         referencePower = .zeroed(binCount)
         microphonePower = .zeroed(binCount)
         correlation = .zeroed(lagCount)
+        turnedCrossReal = .zeroed(partitionCount * binCount)
+        turnedCrossImaginary = .zeroed(partitionCount * binCount)
+        turnedCorrelation = .zeroed(lagCount)
+        turnedKeepReal = .zeroed(binCount)
+        turnedKeepImaginary = .zeroed(binCount)
         whitening = .zeroed(binCount)
         weightedReal = .zeroed(binCount)
         weightedImaginary = .zeroed(binCount)
@@ -225,7 +251,8 @@ public final class DelayEstimator {
         for pointer in [referenceWindow, microphonePartition, transformInput, microphoneReal, microphoneImaginary,
                         referenceReal, referenceImaginary, crossReal, crossImaginary, referencePower,
                         microphonePower, correlation, whitening, weightedReal, weightedImaginary, lagScratch,
-                        microphoneTaper] {
+                        microphoneTaper, turnedCrossReal, turnedCrossImaginary, turnedCorrelation, turnedKeepReal,
+                        turnedKeepImaginary] {
             pointer.deallocate()
         }
     }
@@ -255,6 +282,7 @@ public final class DelayEstimator {
 
     private func processPartition() {
         let partition = Self.partitionFrameCount
+        driftSinceAverageLags -= driftPPM * 1e-6 * Double(partition)
         var referenceEnergy: Float = 0
         for i in partition..<(2 * partition) { referenceEnergy += referenceWindow[i] * referenceWindow[i] }
         referenceEnergy /= Float(partition)
@@ -290,6 +318,15 @@ public final class DelayEstimator {
             referencePower[b] = keep * referencePower[b] + weight * (xr * xr + xi * xi)
             microphonePower[b] = keep * microphonePower[b] + weight * (yr * yr + yi * yi)
         }
+        // An echo delayed d more lags has its cross-spectrum turned by e^(−iωd): the turned averages are turned alike.
+        let radiansPerLag = -2 * Double.pi * driftSinceAverageLags / Double(2 * partition)
+        turnedLags = Double(keep) * (turnedLags + driftSinceAverageLags)
+        driftSinceAverageLags = 0
+        for b in crossStartBin..<(crossStartBin + crossLaneBinCount) {
+            let angle = radiansPerLag * Double(b)
+            turnedKeepReal[b] = keep * Float(cos(angle))
+            turnedKeepImaginary[b] = keep * Float(sin(angle))
+        }
         let keepLanes = SpectrumLanes(repeating: keep), weightLanes = SpectrumLanes(repeating: weight)
         for k in 0..<partitionCount {
             let source = ((newestReference - k + partitionCount) % partitionCount) * binCount
@@ -302,6 +339,14 @@ public final class DelayEstimator {
                 let real = crossReal + (target + b), imaginary = crossImaginary + (target + b)
                 (keepLanes * SpectrumLanes(loading: real) + weightLanes * (yr * xr + yi * xi)).store(into: real)
                 (keepLanes * SpectrumLanes(loading: imaginary) + weightLanes * (yi * xr - yr * xi)).store(into: imaginary)
+                let turnedReal = turnedCrossReal + (target + b), turnedImaginary = turnedCrossImaginary + (target + b)
+                let oldReal = SpectrumLanes(loading: turnedReal), oldImaginary = SpectrumLanes(loading: turnedImaginary)
+                let keepReal = SpectrumLanes(loading: turnedKeepReal + b)
+                let keepImaginary = SpectrumLanes(loading: turnedKeepImaginary + b)
+                (keepReal * oldReal - keepImaginary * oldImaginary + weightLanes * (yr * xr + yi * xi))
+                    .store(into: turnedReal)
+                (keepReal * oldImaginary + keepImaginary * oldReal + weightLanes * (yi * xr - yr * xi))
+                    .store(into: turnedImaginary)
             }
         }
 
@@ -314,7 +359,6 @@ public final class DelayEstimator {
 
     /// Whitened cross-correlation over all lags, its peak, and the lock/track/jump decision.
     private func search() {
-        let partition = Self.partitionFrameCount
         var meanReference: Float = 0, meanMicrophone: Float = 0
         for b in lowestBin...highestBin {
             meanReference += referencePower[b]
@@ -329,14 +373,8 @@ public final class DelayEstimator {
             whitening[b] = 1 / sqrt((referencePower[b] + referenceRegularisation)
                                     * (microphonePower[b] + microphoneRegularisation))
         }
-        for k in 0..<partitionCount {
-            for b in lowestBin...highestBin {
-                weightedReal[b] = crossReal[k * binCount + b] * whitening[b]
-                weightedImaginary[b] = crossImaginary[k * binCount + b] * whitening[b]
-            }
-            fft.inverse(real: weightedReal, imaginary: weightedImaginary, output: lagScratch)
-            (correlation + k * partition).update(from: lagScratch, count: partition)
-        }
+        whiten(crossReal, crossImaginary, into: correlation)
+        if turnedLags != 0 { whiten(turnedCrossReal, turnedCrossImaginary, into: turnedCorrelation) }
         var peakLag = 0
         var peak: Float = 0
         var sumOfMagnitudes: Float = 0
@@ -357,7 +395,8 @@ public final class DelayEstimator {
 
         if let locked = lockedLag {
             let near = strongestLag(around: Int(locked.rounded()), within: tolerance)
-            if abs(correlation[near]) >= Self.keepFraction * peak || isReflection(at: peakLag, of: near, peak: peak) {
+            if abs(correlation[near]) >= Self.keepFraction * peak || isReflection(at: peakLag, of: near, peak: peak)
+                || holdsTurned(locked, within: tolerance) {
                 lockedLag = Double(near) + interpolatedOffset(at: near)
                 candidateCount = 0
                 confidentCandidateCount = 0
@@ -401,6 +440,34 @@ public final class DelayEstimator {
             confidentCandidateCount = 0
         }
         publish(floor: floor)
+    }
+
+    /// The drift's turned correlation over all lags (`driftPPM`): the arrival at `locked` (unturned) is there
+    /// `turnedLags` later; whether it holds `keepFraction` of that correlation's strongest peak.
+    private func holdsTurned(_ locked: Double, within tolerance: Int) -> Bool {
+        guard turnedLags != 0 else { return false }
+        var peak: Float = 0
+        for lag in 0..<lagCount { peak = max(peak, abs(turnedCorrelation[lag])) }
+        let centre = min(lagCount - 1, max(0, Int((locked + turnedLags).rounded())))
+        var held: Float = 0
+        for lag in max(0, centre - tolerance)...min(lagCount - 1, centre + tolerance) {
+            held = max(held, abs(turnedCorrelation[lag]))
+        }
+        return held >= Self.keepFraction * peak
+    }
+
+    /// The whitened cross-correlation of `real`/`imaginary`'s cross-spectra over all lags, into `output`.
+    private func whiten(_ real: UnsafeMutablePointer<Float>, _ imaginary: UnsafeMutablePointer<Float>,
+                        into output: UnsafeMutablePointer<Float>) {
+        let partition = Self.partitionFrameCount
+        for k in 0..<partitionCount {
+            for b in lowestBin...highestBin {
+                weightedReal[b] = real[k * binCount + b] * whitening[b]
+                weightedImaginary[b] = imaginary[k * binCount + b] * whitening[b]
+            }
+            fft.inverse(real: weightedReal, imaginary: weightedImaginary, output: lagScratch)
+            (output + k * partition).update(from: lagScratch, count: partition)
+        }
     }
 
     /// The candidate's lag (its strongest within `tolerance`) when the strongest peak, `peak` at `lag`, is a

@@ -20,6 +20,8 @@
 ///   through it can read 50 ppm off for seconds (our drift-change d04: 300 ppm read as 236 for 6 s, the filter taking
 ///   10 dB off and the talker's double talk at STOI 0.85; 0.98 trimmed). From its first correction on the trimmed drift
 ///   is compensated, and the line's slope only when it disagrees by far in the direction the last residual pointed.
+/// - The drift compensated is told back to the delay estimator (`DelayEstimator.driftPPM`), which then keeps an arrival
+///   that drifts faster than its averages can follow.
 ///
 /// `observe` is real-time safe.
 public final class EchoAligner {
@@ -144,6 +146,7 @@ public final class EchoAligner {
     /// Feeds one block: the microphone and the *undelayed* reference, same count. Real-time safe.
     public func observe(microphone: UnsafeBufferPointer<Float>, reference: UnsafeBufferPointer<Float>) {
         let count = min(microphone.count, reference.count)
+        estimator.driftPPM = compensatedPPM ?? 0
         estimator.process(reference: reference, microphone: microphone)
         // The estimator searches only while the far end plays; in a pause it keeps its last estimate, which taken
         // as fresh points would draw a flat stretch into the drift's line (a 4 s pause: 200 ppm read as 157, and
