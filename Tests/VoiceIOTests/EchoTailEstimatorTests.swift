@@ -35,6 +35,22 @@ struct EchoTailEstimatorTests {
         #expect(estimator.energyPastEnd == 0)
     }
 
+    /// A room of RT60 0.45 s past a 200 ms filter leaves a tail about 27 dB under the filter's energy: under the −20 dB
+    /// a tail counts from by itself, it counts where the filter leaves no more than four times as much (here −23 dB),
+    /// and not where the filter leaves −10 dB. A tail 40 dB down (RT60 0.3 s) never counts, however little is left.
+    @Test func countsATailFromAQuarterOfWhatTheFilterLeaves() {
+        let room = Self.taps(reverberationSeconds: 0.45, floor: 0), shortRoom = Self.taps(reverberationSeconds: 0.3, floor: 0)
+        func pastEnd(_ taps: [Int32], leftover: Float?) -> Float {
+            var estimator = EchoTailEstimator(sampleRate: Self.rate, blockFrameCount: Self.block)
+            taps.withUnsafeBufferPointer { estimator.update(taps: $0, scale: Self.scale, filterLeftoverShare: leftover) }
+            return estimator.energyPastEnd
+        }
+        #expect(pastEnd(room, leftover: nil) == 0)
+        #expect(pastEnd(room, leftover: 0.1) == 0)
+        #expect(pastEnd(room, leftover: 0.005) > 0)
+        #expect(pastEnd(shortRoom, leftover: 0.0001) == 0)
+    }
+
     /// A filter grown from 200 to 400 ms: while its new taps are still zero, the tail starts at the old end as the
     /// last fit had it; once they hold the room's decay, it is gone but for what they hold short of the fit. Without
     /// `filterGrew` the zero taps read as no tail at all.

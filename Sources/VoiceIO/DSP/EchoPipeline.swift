@@ -116,6 +116,10 @@ public final class EchoPipeline: VoiceProcessor {
     private var isFilterGrown = false
     /// Whether the far end played with no talker heard since the last fit of the tail (the filter learned at its step).
     private var isFarEndAloneSinceTailUpdate = false
+    /// The filter's error and the microphone, summed over those blocks, and their ratio at the last fit that had any:
+    /// what the filter leaves (`EchoTailEstimator`).
+    private var farEndAloneErrorSum: Float = 0, farEndAloneMicrophoneSum: Float = 0
+    private var filterLeftoverShare: Float?
     /// How often the late tail is refitted to the filter's impulse response (an inverse FFT per filter block).
     private static var tailUpdateSeconds: Double { 0.5 }
     /// The late tail's decay per block and tap energy past the filter (see `EchoTailEstimator`).
@@ -432,7 +436,13 @@ public final class EchoPipeline: VoiceProcessor {
             blocksUntilTailUpdate = Int(Self.tailUpdateSeconds * Double(sampleRate)) / blockFrameCount
             let taps = UnsafeMutableBufferPointer(rebasing: impulseResponse[..<canceller.impulseResponseFrameCount])
             canceller.impulseResponse(into: taps)
-            tailEstimator.update(taps: UnsafeBufferPointer(taps), scale: canceller.impulseResponseScale)
+            if isFarEndAloneSinceTailUpdate {
+                filterLeftoverShare = farEndAloneErrorSum / max(farEndAloneMicrophoneSum, 1e-12)
+            }
+            tailEstimator.update(taps: UnsafeBufferPointer(taps), scale: canceller.impulseResponseScale,
+                                 filterLeftoverShare: filterLeftoverShare)
+            farEndAloneErrorSum = 0
+            farEndAloneMicrophoneSum = 0
             onset.observe(taps: UnsafeBufferPointer(taps), isEchoFound: !isNoEchoFound)
             suppressor.setLateTail(energyPastEnd: tailEstimator.energyPastEnd, decayPerBlock: tailEstimator.decayPerBlock,
                                    delayBlocks: tailEstimator.tailStartBlocks)
@@ -442,8 +452,11 @@ public final class EchoPipeline: VoiceProcessor {
             if longRoom.roomOutlastsFilter && !isFilterGrown { growFilter() }
         }
         blocksUntilTailUpdate -= 1
-        isFarEndAloneSinceTailUpdate = isFarEndAloneSinceTailUpdate
-            || (farEndActive && !suppressor.detector.nearEndActive)
+        if farEndActive && !suppressor.detector.nearEndActive {
+            isFarEndAloneSinceTailUpdate = true
+            farEndAloneErrorSum += errorPower
+            farEndAloneMicrophoneSum += microphonePower
+        }
         let estimateEchoShare = isNoEchoFound ? explained.share : 1
         if isNoEchoFound {
             // A filter that found no echo subtracts nothing: what it would take off is the near talker it was pulled
