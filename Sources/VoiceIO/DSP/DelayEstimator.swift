@@ -47,9 +47,9 @@ import Glibc
 /// while the reference was active within the maximum delay, so far-end silences do not erase it; the first
 /// partitions are averaged plainly and later ones with a forgetting time of about 0.8 s of far-end activity.
 ///
-/// Cost at 16 kHz: two biquad pairs per frame, two 128-point FFTs and two multiply-accumulate passes over the
-/// cross-spectra per 16 ms (the second for `driftPPM`'s turned averages), and one inverse FFT per partition lag every
-/// 64 ms (two while a drift is known).
+/// Cost at 16 kHz: two biquad pairs per frame, two 128-point FFTs and one multiply-accumulate pass over the
+/// cross-spectra per 16 ms, and one inverse FFT per partition lag every 64 ms; twice the pass and the inverse FFTs
+/// while a drift is known (`driftPPM`'s turned averages).
 ///
 /// `init` allocates everything and is not real-time safe; `process` and the properties are real-time safe.
 public final class DelayEstimator {
@@ -178,7 +178,8 @@ public final class DelayEstimator {
     /// The delay the drift moved since the cross-spectra were last averaged, in decimated lags.
     private var driftSinceAverageLags = 0.0
     /// How far the turning moved the turned averages' peak ahead of the unturned one, in decimated lags: the turn each
-    /// partition held since it came, weighted as the averages weigh it.
+    /// partition held since it came, weighted as the averages weigh it. 0 until a drift is known: the turned averages are
+    /// then the unturned ones, not kept apart.
     private var turnedLags = 0.0
     private var smoothedPeakToFloor: Float = 0
     private var partitionsSinceReferenceActive = Int.max / 2
@@ -319,13 +320,21 @@ public final class DelayEstimator {
             microphonePower[b] = keep * microphonePower[b] + weight * (yr * yr + yi * yi)
         }
         // An echo delayed d more lags has its cross-spectrum turned by e^(−iωd): the turned averages are turned alike.
-        let radiansPerLag = -2 * Double.pi * driftSinceAverageLags / Double(2 * partition)
-        turnedLags = Double(keep) * (turnedLags + driftSinceAverageLags)
-        driftSinceAverageLags = 0
-        for b in crossStartBin..<(crossStartBin + crossLaneBinCount) {
-            let angle = radiansPerLag * Double(b)
-            turnedKeepReal[b] = keep * Float(cos(angle))
-            turnedKeepImaginary[b] = keep * Float(sin(angle))
+        // Until a drift first turns them they are the unturned ones, and are only taken apart from then on.
+        let isTurning = driftSinceAverageLags != 0 || turnedLags != 0
+        if isTurning {
+            if turnedLags == 0 {
+                turnedCrossReal.update(from: crossReal, count: partitionCount * binCount)
+                turnedCrossImaginary.update(from: crossImaginary, count: partitionCount * binCount)
+            }
+            let radiansPerLag = -2 * Double.pi * driftSinceAverageLags / Double(2 * partition)
+            turnedLags = Double(keep) * (turnedLags + driftSinceAverageLags)
+            driftSinceAverageLags = 0
+            for b in crossStartBin..<(crossStartBin + crossLaneBinCount) {
+                let angle = radiansPerLag * Double(b)
+                turnedKeepReal[b] = keep * Float(cos(angle))
+                turnedKeepImaginary[b] = keep * Float(sin(angle))
+            }
         }
         let keepLanes = SpectrumLanes(repeating: keep), weightLanes = SpectrumLanes(repeating: weight)
         for k in 0..<partitionCount {
@@ -339,6 +348,7 @@ public final class DelayEstimator {
                 let real = crossReal + (target + b), imaginary = crossImaginary + (target + b)
                 (keepLanes * SpectrumLanes(loading: real) + weightLanes * (yr * xr + yi * xi)).store(into: real)
                 (keepLanes * SpectrumLanes(loading: imaginary) + weightLanes * (yi * xr - yr * xi)).store(into: imaginary)
+                guard isTurning else { continue }
                 let turnedReal = turnedCrossReal + (target + b), turnedImaginary = turnedCrossImaginary + (target + b)
                 let oldReal = SpectrumLanes(loading: turnedReal), oldImaginary = SpectrumLanes(loading: turnedImaginary)
                 let keepReal = SpectrumLanes(loading: turnedKeepReal + b)
@@ -448,12 +458,8 @@ public final class DelayEstimator {
         guard turnedLags != 0 else { return false }
         var peak: Float = 0
         for lag in 0..<lagCount { peak = max(peak, abs(turnedCorrelation[lag])) }
-        let centre = min(lagCount - 1, max(0, Int((locked + turnedLags).rounded())))
-        var held: Float = 0
-        for lag in max(0, centre - tolerance)...min(lagCount - 1, centre + tolerance) {
-            held = max(held, abs(turnedCorrelation[lag]))
-        }
-        return held >= Self.keepFraction * peak
+        let held = strongestLag(around: Int((locked + turnedLags).rounded()), within: tolerance, in: turnedCorrelation)
+        return abs(turnedCorrelation[held]) >= Self.keepFraction * peak
     }
 
     /// The whitened cross-correlation of `real`/`imaginary`'s cross-spectra over all lags, into `output`.
@@ -488,9 +494,14 @@ public final class DelayEstimator {
     private var areWeakerPeaksTrusted: Bool { averagedPartitions >= Self.partitionsBeforePersistentLock }
 
     private func strongestLag(around centre: Int, within tolerance: Int) -> Int {
+        strongestLag(around: centre, within: tolerance, in: correlation)
+    }
+
+    /// The lag of `values`' largest magnitude within `tolerance` of `centre`.
+    private func strongestLag(around centre: Int, within tolerance: Int, in values: UnsafeMutablePointer<Float>) -> Int {
         var best = min(lagCount - 1, max(0, centre))
         for lag in max(0, centre - tolerance)...min(lagCount - 1, centre + tolerance)
-        where abs(correlation[lag]) > abs(correlation[best]) {
+        where abs(values[lag]) > abs(values[best]) {
             best = lag
         }
         return best
