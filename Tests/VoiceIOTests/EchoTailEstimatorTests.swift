@@ -37,9 +37,12 @@ struct EchoTailEstimatorTests {
 
     /// A room of RT60 0.45 s past a 200 ms filter leaves a tail about 27 dB under the filter's energy: under the −20 dB
     /// a tail counts from by itself, it counts where the filter leaves no more than four times as much (here −23 dB),
-    /// and not where the filter leaves −10 dB. A tail 40 dB down (RT60 0.3 s) never counts, however little is left.
+    /// and not where the filter leaves −10 dB. One of RT60 0.38 s (−31.5 dB) counts under a filter that leaves −27 dB,
+    /// 1.5 dB over a quarter of it (it did not while the floor was −30 dB); one 36 dB down (RT60 0.33 s) never counts,
+    /// however little is left.
     @Test func countsATailFromAQuarterOfWhatTheFilterLeaves() {
-        let room = Self.taps(reverberationSeconds: 0.45, floor: 0), shortRoom = Self.taps(reverberationSeconds: 0.3, floor: 0)
+        let room = Self.taps(reverberationSeconds: 0.45, floor: 0), shortRoom = Self.taps(reverberationSeconds: 0.33, floor: 0)
+        let shorterRoom = Self.taps(reverberationSeconds: 0.38, floor: 0)
         func pastEnd(_ taps: [Int32], leftover: Float?) -> Float {
             var estimator = EchoTailEstimator(sampleRate: Self.rate, blockFrameCount: Self.block)
             taps.withUnsafeBufferPointer { estimator.update(taps: $0, scale: Self.scale, filterLeftoverShare: leftover) }
@@ -48,6 +51,8 @@ struct EchoTailEstimatorTests {
         #expect(pastEnd(room, leftover: nil) == 0)
         #expect(pastEnd(room, leftover: 0.1) == 0)
         #expect(pastEnd(room, leftover: 0.005) > 0)
+        #expect(pastEnd(shorterRoom, leftover: 0.002) > 0)
+        #expect(pastEnd(shorterRoom, leftover: 0.01) == 0)
         #expect(pastEnd(shortRoom, leftover: 0.0001) == 0)
     }
 
