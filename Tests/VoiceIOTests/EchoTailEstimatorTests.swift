@@ -42,7 +42,7 @@ struct EchoTailEstimatorTests {
     /// however little is left.
     @Test func countsATailFromAQuarterOfWhatTheFilterLeaves() {
         let room = Self.taps(reverberationSeconds: 0.45, floor: 0), shortRoom = Self.taps(reverberationSeconds: 0.33, floor: 0)
-        let shorterRoom = Self.taps(reverberationSeconds: 0.38, floor: 0)
+        let fainterTailRoom = Self.taps(reverberationSeconds: 0.38, floor: 0)
         func pastEnd(_ taps: [Int32], leftover: Float?) -> Float {
             var estimator = EchoTailEstimator(sampleRate: Self.rate, blockFrameCount: Self.block)
             taps.withUnsafeBufferPointer { estimator.update(taps: $0, scale: Self.scale, filterLeftoverShare: leftover) }
@@ -51,8 +51,8 @@ struct EchoTailEstimatorTests {
         #expect(pastEnd(room, leftover: nil) == 0)
         #expect(pastEnd(room, leftover: 0.1) == 0)
         #expect(pastEnd(room, leftover: 0.005) > 0)
-        #expect(pastEnd(shorterRoom, leftover: 0.002) > 0)
-        #expect(pastEnd(shorterRoom, leftover: 0.01) == 0)
+        #expect(pastEnd(fainterTailRoom, leftover: 0.002) > 0)
+        #expect(pastEnd(fainterTailRoom, leftover: 0.01) == 0)
         #expect(pastEnd(shortRoom, leftover: 0.0001) == 0)
     }
 
