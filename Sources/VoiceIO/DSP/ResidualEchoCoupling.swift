@@ -171,16 +171,17 @@ final class ResidualEchoCoupling {
     /// downward only). `echoPathGain`: the microphone's power over the reference's where no talker is heard (at least
     /// 1), which scales the reference's ratios' ceiling. `isMicrophoneClipped`: the block's microphone clipped
     /// (`ResidualEchoSuppressor.isMicrophoneClipped`): the clipped ρ and γ learn from it too, and the detector's four
-    /// ratios do not rise. Real-time safe.
+    /// ratios do not rise. `isNearMiss`: the block stood just under the detector's bar, perhaps a talker's first
+    /// syllable (`ResidualEchoSuppressor.process`): the detector's four ratios learn as if the near end were not quiet.
+    /// Real-time safe.
     func learn(outputPower: UnsafeMutablePointer<Float>, noise: UnsafeMutablePointer<Float>,
                lateEnergy: Float, lateSum: UnsafeMutablePointer<Float>, estimate: UnsafeMutablePointer<Float>,
                reference: UnsafeMutablePointer<Float>, totalEstimate: Float, isQuiet: Bool, mayRise: Bool,
-               echoPathGain: Float, isMicrophoneClipped: Bool = false) {
-        let step = LearningStep(up: BinLanes(repeating: isQuiet ? learningUp : learningCreep),
-                                down: BinLanes(repeating: learningDown), isQuiet: isQuiet,
-                                ceiling: BinLanes(repeating: Self.ceiling))
-        var referenceStep = step
-        referenceStep.ceiling = BinLanes(repeating: Self.ceiling * echoPathGain)
+               echoPathGain: Float, isMicrophoneClipped: Bool = false, isNearMiss: Bool = false) {
+        let step = self.step(isQuiet: isQuiet, echoPathGain: 1)
+        let referenceStep = self.step(isQuiet: isQuiet, echoPathGain: echoPathGain)
+        let detectorStep = self.step(isQuiet: isQuiet && !isNearMiss, echoPathGain: 1)
+        let detectorReferenceStep = self.step(isQuiet: isQuiet && !isNearMiss, echoPathGain: echoPathGain)
         let rising = BinMask(repeating: mayRise)
         let detectorRising = BinMask(repeating: mayRise && !isMicrophoneClipped)
         // δ is learned in far-end single talk for sure only.
@@ -204,10 +205,10 @@ final class ResidualEchoCoupling {
             }
             // The detector's ρ: what is left beyond the noise's mean.
             let beyondNoise = maximum(BinLanes(), left - noiseK)
-            learn(audibleLeakage, at: k, leftover: beyondNoise, over: estimateK, step: step, rising: detectorRising,
-                  where: heardEstimate)
+            learn(audibleLeakage, at: k, leftover: beyondNoise, over: estimateK, step: detectorStep,
+                  rising: detectorRising, where: heardEstimate)
             learn(weightedAudibleLeakage, at: k, leftover: beyondNoise, over: estimateK,
-                  step: step.weighted(estimateK / (meanEstimate + 1e-12)), rising: detectorRising, where: heardEstimate)
+                  step: detectorStep.weighted(estimateK / (meanEstimate + 1e-12)), rising: detectorRising, where: heardEstimate)
             learn(referenceCoupling, at: k, leftover: left, over: referenceK, step: referenceStep, rising: rising,
                   where: heardReference)
             store(learned(lanes(spreadCoupling, k), leftover: left, over: total, step: step, rising: spreadRising),
@@ -216,14 +217,21 @@ final class ResidualEchoCoupling {
             // predicts or the leftover stands out of the noise.
             let audibleLeftover = maximum(BinLanes(), left - Self.noiseFluctuation * noiseK)
             let loudLeftover = left .> Self.audibleLeftoverRatio * noiseK
-            learn(audibleCoupling, at: k, leftover: audibleLeftover, over: referenceK, step: referenceStep,
+            learn(audibleCoupling, at: k, leftover: audibleLeftover, over: referenceK, step: detectorReferenceStep,
                   rising: detectorRising .& ((lanes(audibleCoupling, k) * referenceK .> noiseK) .| loudLeftover),
                   where: heardReference)
             learn(weightedAudibleCoupling, at: k, leftover: audibleLeftover, over: referenceK,
-                  step: referenceStep.weighted(referenceK / (meanReference + 1e-12)),
+                  step: detectorReferenceStep.weighted(referenceK / (meanReference + 1e-12)),
                   rising: detectorRising .& ((lanes(weightedAudibleCoupling, k) * referenceK .> noiseK) .| loudLeftover),
                   where: heardReference)
         }
+    }
+
+    /// A block's rates: the full upward rate if `isQuiet`, else the creep; the ceiling scaled by `echoPathGain` (the
+    /// reference's ratios').
+    private func step(isQuiet: Bool, echoPathGain: Float) -> LearningStep {
+        LearningStep(up: BinLanes(repeating: isQuiet ? learningUp : learningCreep), down: BinLanes(repeating: learningDown),
+                     isQuiet: isQuiet, ceiling: BinLanes(repeating: Self.ceiling * echoPathGain))
     }
 
     /// The rates a block learns at, and whether the near end has been quiet long enough for the full upward rate

@@ -18,7 +18,9 @@ import Glibc
 /// the near talker (unless the filter finds a talker the detector does not hear likely, `isUnheardTalkerLikely`, or, in
 /// a room that rings past the filter, the second linear stage does not explain the output, `UnexplainedOutputWatch`),
 /// or on a block of echo the filter leaks that the detector has long taken for a talker (`isOutputLeakedEcho`, after a
-/// path changed in double talk).
+/// path changed in double talk). The detector's own ρ and γ do not rise at the full rate from a block that stands just
+/// under its bar (`nearMissShare`) and does not correlate with the estimate: that is how a talker's first syllable
+/// under the echo looks (see `process`).
 /// Learned ratios lag a path that just got louder or moved; a fourth estimate does not: the part of the output
 /// that the echo estimate predicts linearly, |⟨E·Y*⟩|²/⟨|Y|²⟩ over about 0.1 s, counted where the output's
 /// coherence with the estimate is above 0.3 (a near talker's chance coherence stays below). It feeds the
@@ -401,6 +403,15 @@ public final class ResidualEchoSuppressor {
     /// output is echo the filter underestimates (a louder path), not a talker. At 0.5 the clipping scene's
     /// talker, over echo 5 dB louder, lost 0.8 dB more.
     private static var echoCorrelation: Float { 0.8 }
+    /// The share of the detector's bar (`DoubleTalkDetector.ratioThreshold`) over which a block the detector does not
+    /// count as the talker's is a near miss (see `process`): 1.25 dB under the bar. A talker's first syllables under the
+    /// echo stood 3.3-3.9 times over the detector's estimate (the bar 4) in our changes c06 with its talker 50 and 60
+    /// ms later (talker-timing x07).
+    private static var nearMissShare: Float { 0.75 }
+    /// Correlation of a near miss's output with the echo estimate over which it is echo the estimate underestimates
+    /// and teaches the detector's ratios as any echo: our reverberant r12's far end stood 2.4-3.9 times over the
+    /// estimate at 0.23-0.31 while its filter converged; talkers' first syllables −0.13 to 0.11.
+    private static var nearMissEchoCorrelation: Float { 0.2 }
     /// Correlation of the block's output with the echo estimate below whose negative the output, when louder than
     /// the microphone, is the filter's own error (our scenes' quieter and shifted paths: -0.68 to -0.94 in the
     /// block after the change). An estimate uncorrelated with the microphone (a filter that found no echo) also
@@ -776,11 +787,23 @@ public final class ResidualEchoSuppressor {
         }
         // Learn how much echo is left (`ResidualEchoCoupling`). While the reference is held, a leftover may be the
         // near talker the detector is not asked about: downward only.
+        // A block just under the detector's bar that the estimate does not explain is as likely a talker's first
+        // syllable under the echo as echo the ratios underestimate: learned at the full rate, it raised the
+        // detector's estimate of the echo left 2-fold within 30 ms, and the talker's next words stood under it (our
+        // changes c06 with its talker 60 ms later, talker-timing x07: unheard for 2.5 s, DT STOI 0.76; 0.96 so). The
+        // detector's ratios then only creep up; the gain's learn as before. Not in a room that rings past the filter,
+        // whose leftover stands near the bar often and where `UnheardTalkerWatch` tells an unheard talker (our hall
+        // w03 lost 3-7 dB of ERLE to echo taken for a talker once the ratios had not learned it), nor from a block
+        // the filter finds leaked or dismissed.
+        let isNearMiss = !nearEnd && !isDismissed && !filterFindsLeakedEcho && !isOutputLeakedEcho
+            && !isRoomRingingLong
+            && detectedOutput > Self.nearMissShare * detector.ratioThreshold * (detectedResidual + detectedNoise)
+            && crossSum < Self.nearMissEchoCorrelation * correlationScale
         if farEndActive && !isOutputFilterError {
             coupling.learn(outputPower: outputPower, noise: noise, lateEnergy: lateEnergy, lateSum: lateSum,
                            estimate: estimateTail, reference: referenceTail, totalEstimate: totalEstimate,
                            isQuiet: (isNearEndQuiet && !isTalkerUnheard) || isOutputLeakedEcho, mayRise: !holding,
-                           echoPathGain: microphoneGain, isMicrophoneClipped: clipped)
+                           echoPathGain: microphoneGain, isMicrophoneClipped: clipped, isNearMiss: isNearMiss)
         }
 
         let overestimate = nearEnd ? Self.doubleTalkOverestimate : isRingingTail ? Self.ringingTailOverestimate
