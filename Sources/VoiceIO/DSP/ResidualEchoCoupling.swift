@@ -208,7 +208,8 @@ final class ResidualEchoCoupling {
             learn(audibleLeakage, at: k, leftover: beyondNoise, over: estimateK, step: detectorStep,
                   rising: detectorRising, where: heardEstimate)
             learn(weightedAudibleLeakage, at: k, leftover: beyondNoise, over: estimateK,
-                  step: detectorStep.weighted(estimateK / (meanEstimate + 1e-12)), rising: detectorRising, where: heardEstimate)
+                  step: detectorStep.weighted(estimateK / (meanEstimate + 1e-12)), rising: detectorRising,
+                  where: heardEstimate)
             learn(referenceCoupling, at: k, leftover: left, over: referenceK, step: referenceStep, rising: rising,
                   where: heardReference)
             store(learned(lanes(spreadCoupling, k), leftover: left, over: total, step: step, rising: spreadRising),
@@ -230,8 +231,9 @@ final class ResidualEchoCoupling {
     /// A block's rates: the full upward rate if `isQuiet`, else the creep; the ceiling scaled by `echoPathGain` (the
     /// reference's ratios').
     private func step(isQuiet: Bool, echoPathGain: Float) -> LearningStep {
-        LearningStep(up: BinLanes(repeating: isQuiet ? learningUp : learningCreep), down: BinLanes(repeating: learningDown),
-                     isQuiet: isQuiet, ceiling: BinLanes(repeating: Self.ceiling * echoPathGain))
+        LearningStep(up: BinLanes(repeating: isQuiet ? learningUp : learningCreep),
+                     down: BinLanes(repeating: learningDown), isQuiet: isQuiet,
+                     ceiling: BinLanes(repeating: Self.ceiling * echoPathGain))
     }
 
     /// The rates a block learns at, and whether the near end has been quiet long enough for the full upward rate
