@@ -177,7 +177,7 @@ final class ResidualEchoCoupling {
     func learn(outputPower: UnsafeMutablePointer<Float>, noise: UnsafeMutablePointer<Float>,
                lateEnergy: Float, lateSum: UnsafeMutablePointer<Float>, estimate: UnsafeMutablePointer<Float>,
                reference: UnsafeMutablePointer<Float>, totalEstimate: Float, isQuiet: Bool, mayRise: Bool,
-               echoPathGain: Float, isMicrophoneClipped: Bool = false, isNearMiss: Bool = false) {
+               echoPathGain: Float, isMicrophoneClipped: Bool, isNearMiss: Bool) {
         let step = self.step(isQuiet: isQuiet, echoPathGain: 1)
         let referenceStep = self.step(isQuiet: isQuiet, echoPathGain: echoPathGain)
         let detectorStep = self.step(isQuiet: isQuiet && !isNearMiss, echoPathGain: 1)
