@@ -44,11 +44,13 @@ import CAllocCounter
                      output: output, near: near, noise: noise)
     }
 
-    /// Runs the suppressor; returns its output moved back by its latency (same time base as the input).
-    /// `beforeBlock` and `afterBlock`, if given, are called before and after each block with its first frame.
+    /// Runs the suppressor (by default one of `block` frames) in its own blocks; returns its output moved back by its
+    /// latency (same time base as the input). `beforeBlock` and `afterBlock`, if given, are called before and after
+    /// each block with its first frame.
     static func suppress(_ scene: Scene, suppressor: ResidualEchoSuppressor? = nil,
                          beforeBlock: (Int) -> Void = { _ in }, afterBlock: (Int) -> Void = { _ in }) -> [Float] {
         let res = suppressor ?? ResidualEchoSuppressor(sampleRate: rate, blockFrameCount: block)
+        let block = res.blockFrameCount
         var out = scene.output
         out.withUnsafeMutableBufferPointer { o in
             scene.estimate.withUnsafeBufferPointer { y in

@@ -29,23 +29,12 @@ import Testing
         let left = EchoSceneFixture.convolve(far, taps: fixture.roomResponse(bulkMilliseconds: 2, seed: 99),
                                              gain: 0.5 * leftover, count: count)
         let output = (0..<count).map { left[$0] + near[$0] + noise[$0] }
+        let microphone = (0..<count).map { output[$0] + estimate[$0] }
+        let scene = ResidualEchoSuppressorTests.Scene(far: far, microphone: microphone, estimate: estimate,
+                                                      output: output, near: near, noise: noise)
         let suppressor = ResidualEchoSuppressor(sampleRate: rate, blockFrameCount: blockFrameCount)
-        var suppressed = output
-        suppressed.withUnsafeMutableBufferPointer { out in
-            estimate.withUnsafeBufferPointer { y in
-                far.withUnsafeBufferPointer { x in
-                    for start in stride(from: 0, through: count - blockFrameCount, by: blockFrameCount) {
-                        let block = start..<start + blockFrameCount
-                        suppressor.process(output: UnsafeMutableBufferPointer(rebasing: out[block]),
-                                           echoEstimate: UnsafeBufferPointer(rebasing: y[block]),
-                                           reference: UnsafeBufferPointer(rebasing: x[block]))
-                    }
-                }
-            }
-        }
-        let latency = suppressor.latencyFrames
-        let aligned = Array(suppressed[latency...]) + [Float](repeating: 0, count: latency)
-        return EchoSceneProcessingTests.nearGainDB(aligned, near: near, frames: onset..<(onset + rate))
+        let suppressed = ResidualEchoSuppressorTests.suppress(scene, suppressor: suppressor)
+        return EchoSceneProcessingTests.nearGainDB(suppressed, near: near, frames: onset..<(onset + rate))
     }
 
     /// The talker's first syllable stands 3-4 times over the detector's estimate before it crosses the bar. Learned
