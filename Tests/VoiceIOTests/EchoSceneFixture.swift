@@ -77,6 +77,20 @@ struct EchoSceneFixture {
         return (0..<count).map { _ in noise.next() * rms * 1.732 }
     }
 
+    /// The first frames of the blocks of `blockFrameCount` frames within `frames` where `talker` is soft after its
+    /// louder sounds (a word's end, the gap to the next syllable): 6 to 25 dB under its loudest block of the quarter
+    /// second before. The blocks of that first quarter second are not judged.
+    func softBlockStarts(of talker: [Float], frames: Range<Int>, blockFrameCount: Int) -> [Int] {
+        let last = frames.upperBound - blockFrameCount
+        let starts = Array(stride(from: frames.lowerBound, to: last, by: blockFrameCount))
+        let powers = starts.map { talker[$0..<($0 + blockFrameCount)].reduce(Float(0)) { $0 + $1 * $1 } }
+        let span = sampleRate / 4 / blockFrameCount
+        return (min(span, powers.count)..<powers.count).compactMap { index in
+            let loudest = powers[(index - span)..<index].max() ?? 0
+            return powers[index] < loudest * 0.25 && powers[index] > loudest * 0.003 ? starts[index] : nil
+        }
+    }
+
     /// The direct path of a drifting echo: `source` delayed by bulk − ppm·10⁻⁶·t (the yardstick's sign:
     /// positive drift shrinks the delay), read with linear interpolation, plus a few reflections (seconds after the
     /// direct path, gain).
