@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from live_double_talk import dispatch, meta_of, read_wav, resampled, write_wav
+from live_double_talk import dispatch, meta_of, read_wav, resampled, run_erle_db, write_wav
 
 # simulate's WAV carries a chunk scipy does not read; the samples are read all the same.
 warnings.filterwarnings('ignore', message='Chunk')
@@ -47,7 +47,7 @@ def score(scene, out_path, report_path):
         unit = json.load(f)['unit']
     far_db, quiet_db = float(np.median(far)), float(np.median(quiet))
     return {'far_db': round(far_db, 1), 'quiet_db': round(quiet_db, 1), 'pump_db': round(far_db - quiet_db, 1),
-            'erle_db': round(unit['erleDB'], 1), 'xruns': unit['deviceXrunCount']}
+            'erle_db': run_erle_db(unit), 'xruns': unit['deviceXrunCount']}
 
 
 def summary(path):
@@ -55,8 +55,8 @@ def summary(path):
         runs = [json.loads(line) for line in f if line.strip()]
     print('run  xruns  far-end talk dBFS  quiet dBFS  pump dB  ERLE dB')
     for i, r in enumerate(runs, 1):
-        print('%3d  %5d  %17.1f  %10.1f  %+7.1f  %7.1f' % (i, r['xruns'], r['far_db'], r['quiet_db'], r['pump_db'],
-                                                          r['erle_db']))
+        print('%3d  %5d  %17.1f  %10.1f  %+7.1f  %7s' % (i, r['xruns'], r['far_db'], r['quiet_db'], r['pump_db'],
+                                                        '-' if r['erle_db'] is None else '%.1f' % r['erle_db']))
     print('median pump %+.1f dB over %d runs' % (float(np.median([r['pump_db'] for r in runs])), len(runs)))
 
 
