@@ -253,11 +253,10 @@ import Testing
 
     /// The filter grows on the real-time path as it runs: the pipeline over the hall (its reference aligned by hand),
     /// counted from the second second to the end, grows from 200 to 260 ms without an allocation or a lock; an array
-    /// made under the same counters is counted (the control). One run, in a process of its own or not: a first run
-    /// to let the Swift runtime resolve what the grown filter's first tail fit in double talk used (12 allocations, 13
-    /// locks in an unoptimised build, none in a second run) is no longer needed (none in the first run either, the test
-    /// alone in its process), and it took half of this test's 111 s in the unoptimised lock-counting step of
-    /// `scripts/test`.
+    /// made under the same counters is counted (the control). The scene runs once: the unoptimised build's first run,
+    /// the test alone in its process, counts nothing either (a run before it, which let the Swift runtime resolve what
+    /// the grown filter's first tail fit in double talk once took, 12 allocations and 13 locks, doubled the test's
+    /// time in `scripts/test`'s lock-counting step to 111 s).
     @Test func theFilterGrowsWithoutAllocatingOrLocking() throws {
         let (far, microphone, _, _) = try Self.scene(seed: 31)
         let block = Self.rate / 100, bulk = 60 * Self.rate / 1000
