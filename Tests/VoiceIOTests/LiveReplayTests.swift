@@ -87,11 +87,12 @@ struct LiveReplayTests {
         #expect(live >= 30 && asRecorded >= 30, "music reduced by only \(live) dB live, \(asRecorded) dB offline")
     }
 
-    /// The same on a call's 5 ms blocks: here live reads 39.9 dB and offline as recorded 42.1. The filter leaves 15-30
-    /// dB of music, and the detector took a passage's onset for a talker in a third of the far-end blocks (a tenth at
-    /// 10 ms blocks): with the detector's powers averaged over 15 ms instead of the 20 ms of a 10 ms block's window
-    /// (`ResidualEchoSuppressor.detectionMean`) this read 29.4 and 28.4 dB, and with half the second linear stage's
-    /// estimate read as echo left (`stagedEchoShare`) 29.8 and 25.7.
+    /// The same on a call's 5 ms blocks: here live reads 51.1 dB and offline as recorded 34.6 (the two alignments'
+    /// difference, as at 10 ms blocks above). The filter leaves 15-30 dB of music. While a 5 ms block's spectrum spanned
+    /// 10 ms, the detector took a passage's onset for a talker in a third of the far-end blocks (a tenth at 10 ms
+    /// blocks): with its powers averaged over three blocks, 39.9 and 42.1 dB; over two, 29.4 and 28.4; with half the
+    /// second linear stage's estimate read as echo left (`stagedEchoShare`), 29.8 and 25.7. Its spectrum spans 20 ms
+    /// now (`LowDelayWindows`), each block's powers read alone.
     @Test(.enabled(if: Signal.isHeldMusicInstalled, "needs asterisk-moh-opsound-wav"))
     func heldMusicLiveAndOfflineOnFiveMillisecondBlocks() throws {
         let run = try Self.run(far: try Signal.heldMusic(seconds: 20), seconds: 20, blockMilliseconds: 5)

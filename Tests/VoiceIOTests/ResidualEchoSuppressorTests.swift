@@ -444,10 +444,12 @@ import CAllocCounter
         #expect(suppression > 10, "distortion suppressed by \(suppression) dB")
     }
 
-    @Test func passesTheNearTalkerAloneUntouched() {
+    /// At 10 ms blocks and at a call's 5 ms, whose analysis window spans four blocks and its synthesis the last two
+    /// (`LowDelayWindows`): the output is the input one block late.
+    @Test(arguments: [160, 80]) func passesTheNearTalkerAloneUntouched(block: Int) {
         let scene = Self.scene(seconds: 3, farEnd: false, nearEnd: true)
-        let out = Self.suppress(scene)
-        let a = Self.rate / 2, b = 3 * Self.rate - Self.block
+        let out = Self.suppress(scene, suppressor: ResidualEchoSuppressor(sampleRate: Self.rate, blockFrameCount: block))
+        let a = Self.rate / 2, b = 3 * Self.rate - block
         var cross: Float = 0, inEnergy: Float = 0, outEnergy: Float = 0
         for i in a..<b {
             cross += out[i] * scene.output[i]
@@ -458,9 +460,9 @@ import CAllocCounter
         #expect(abs(Self.decibels(outEnergy / inEnergy)) < 0.5)
     }
 
-    @Test func comfortNoiseKeepsTheLineAlive() {
+    @Test(arguments: [160, 80]) func comfortNoiseKeepsTheLineAlive(block: Int) {
         let scene = Self.scene(seconds: 4, farEnd: true, nearEnd: false, noiseRMS: 0.003)
-        let out = Self.suppress(scene)
+        let out = Self.suppress(scene, suppressor: ResidualEchoSuppressor(sampleRate: Self.rate, blockFrameCount: block))
         let level = Self.decibels(Self.power(out, from: 1, to: 3.9) / Self.power(scene.noise, from: 1, to: 3.9))
         #expect(level > -4 && level < 4, "output \(level) dB relative to the noise")
     }

@@ -23,10 +23,6 @@ struct BlockRate {
     /// Blocks in a tuned block (at least 1): 1 at 10 ms blocks, 2 at a call's 5 ms.
     var blocksPerTunedBlock: Int { max(1, blocks(seconds: Self.tunedBlockSeconds)) }
 
-    /// Blocks whose analysis windows (two blocks long) together span a tuned block's window, the 20 ms a 10 ms block's
-    /// spectrum is taken over: 1 at 10 ms blocks, 3 at a call's 5 ms (5 + 5 + 10 ms).
-    var blocksPerTunedWindow: Int { 2 * blocksPerTunedBlock - 1 }
-
     /// The step of a one-pole average per block that moves as far per second as `step` per tuned block:
     /// 1 − (1 − `step`)^(blocks per tuned block); `step` itself at 10 ms blocks.
     func step(perTunedBlock step: Float) -> Float {

@@ -21,7 +21,8 @@
 /// The floor is measured on windowed frames, but the generated spectrum is not windowed noise: its inverse
 /// transform spreads over the whole transform. So that the synthesised noise has the background's level in
 /// time, its power is scaled by `synthesisPowerScale` = transform length / Σ w², w the analysis window
-/// (after synthesis windowing with 50 % overlap-add, each output sample has power P·(w²ᵢ + w²ᵢ₊ₕ)/N = P/N).
+/// (after synthesis windowing with 50 % overlap-add, each output sample has power P·(w²ᵢ + w²ᵢ₊ₕ)/N = P/N; with a
+/// window longer than the synthesis, `LowDelayWindows.generatedPowerScale`).
 /// Without it a sine window of two 160-frame blocks in a 512-point transform gives noise 5 dB low.
 ///
 /// `init` allocates; `track`, `add` and `noisePower` are real-time safe.
@@ -52,8 +53,10 @@ public final class ComfortNoise {
     private var framesInSubwindow = 0
     private var subwindowIndex = 0
     private var completeSubwindows = 0
+    /// Frames an analysis window spans (2: two blocks, 50 % overlap).
+    private let framesPerWindow: Int
     /// Frames since the last frame of exact zeros, up to `framesPerWindow`.
-    private var framesAfterZeros = ComfortNoise.framesPerWindow
+    private var framesAfterZeros: Int
     /// Whether the floors follow the minimum of the power since a device's zeros ended under echo, without its bias:
     /// they take it from zero and then only fall with it, until the smoothed echo falls under the generated floor.
     /// Held at zero there, the line was digital silence for a second or more of the far end's talk after 0.1-1 s of
@@ -81,8 +84,6 @@ public final class ComfortNoise {
     /// Frame power over the caller's echo estimate above which a frame after zeros is heard while no echo is
     /// expected: 20 dB.
     private static var echolessPowerOverEcho: Float { 100 }
-    /// Frames an analysis window spans (two blocks, 50 % overlap).
-    private static var framesPerWindow: Int { 2 }
     /// Smoothed power over smoothed echo above which a frame holds sound the echo does not explain: 6 dB.
     private static var unexplainedPowerOverEcho: Float { 4 }
     /// Frame power over the start frames' mean power (all bins) that ends the start: 6 dB, clear of a room's
@@ -95,18 +96,33 @@ public final class ComfortNoise {
     /// Mean over the windowed minimum of the smoothed power of one bin (sine window of two blocks, 50 % overlap,
     /// smoothing 0.2, a 300-frame window): 4.4 dB, measured on white noise.
     private static var minimumBias: Float { 2.75 }
+    /// `minimumBias` for an analysis window of more than two frames (`LowDelayWindows`, four 5 ms blocks at a call's
+    /// 5 ms, 75 % overlap): its frames overlap more, the smoothed power varies more and its minimum falls further.
+    /// Measured on white noise (600-frame window) it is 6.1 dB; with that the line stood 1.0 dB louder in the far end's
+    /// talk than in the quiet (`scripts/echo-compare --block-ms 5`, the public pump scenes' median, worst 1.4; our
+    /// quiet-pump 3.7, worst 4.6), the far end's leftover lifting it too. 5.3 dB: −0.1 (worst −1.6; quiet-pump 2.7,
+    /// worst 3.3), against −0.4 (worst −2.0) with two-block windows of 5 ms blocks and 4.4 dB.
+    private static var longWindowMinimumBias: Float { 3.4 }
+    /// `minimumBias` or `longWindowMinimumBias`, as `framesPerWindow` says.
+    private let bias: Float
 
     /// `binCount`: bins per spectrum. `windowFrames`: frames the minimum spans (about 1.5 s; at least
     /// `subwindowCount`). `startFrames`: frames whose mean power is the first floor (at least 1).
     /// `synthesisPowerScale`: the transform length over the analysis window's energy Σ w² (1 when the tracked and
-    /// the generated spectra share a scale). Not real-time safe.
-    public init(binCount: Int, windowFrames: Int = 150, startFrames: Int = 1, synthesisPowerScale: Float = 1) {
+    /// the generated spectra share a scale). `framesPerWindow`: frames an analysis window spans (2 for 50 % overlap, at
+    /// least 2). Not real-time safe.
+    public init(binCount: Int, windowFrames: Int = 150, startFrames: Int = 1, synthesisPowerScale: Float = 1,
+                framesPerWindow: Int = 2) {
         precondition(binCount > 0, "ComfortNoise needs at least one bin")
+        precondition(framesPerWindow >= 2, "ComfortNoise's analysis window spans at least two frames")
         precondition(startFrames > 0, "ComfortNoise starts from at least one frame")
         precondition(synthesisPowerScale > 0 && synthesisPowerScale.isFinite, "ComfortNoise scale must be positive")
         self.binCount = binCount
         self.synthesisPowerScale = synthesisPowerScale
         self.startFrames = startFrames
+        self.framesPerWindow = framesPerWindow
+        framesAfterZeros = framesPerWindow
+        bias = framesPerWindow > 2 ? Self.longWindowMinimumBias : Self.minimumBias
         subwindowFrames = max(1, windowFrames / Self.subwindowCount)
         self.windowFrames = subwindowFrames * Self.subwindowCount
         noisePower = .zeroed(binCount)
@@ -167,7 +183,7 @@ public final class ComfortNoise {
             let m = min(currentMinimum[k], p)
             currentMinimum[k] = m
             let minimum = complete ? min(windowMinimum[k], m) : m
-            let floor = Self.minimumBias * minimum
+            let floor = bias * minimum
             var echoPower: Float?
             if let echo {
                 smoothedEcho[k] += Self.smoothingWeight * (echo[k] - smoothedEcho[k])
@@ -237,8 +253,8 @@ public final class ComfortNoise {
             isZeros = false
             break
         }
-        let isFirstWholeFrame = !isZeros && framesAfterZeros == Self.framesPerWindow - 1
-        framesAfterZeros = isZeros ? 0 : min(framesAfterZeros + 1, Self.framesPerWindow)
+        let isFirstWholeFrame = !isZeros && framesAfterZeros == framesPerWindow - 1
+        framesAfterZeros = isZeros ? 0 : min(framesAfterZeros + 1, framesPerWindow)
         guard isFirstWholeFrame else { return nil }
         guard let echo else { return true }
         var echoSum: Float = 0, powerSum: Float = 0

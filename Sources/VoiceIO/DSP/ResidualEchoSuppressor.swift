@@ -6,8 +6,9 @@ import Glibc
 /// a clipping loudspeaker's harmonics), per frequency bin, without swallowing the near talker.
 ///
 /// Per block it takes the canceller's output e, its echo estimate y (microphone − e) and the delay-aligned
-/// reference x. In a short-time spectrum (window of two blocks, sine window for analysis and synthesis,
-/// 50 % overlap) the residual echo power in bin k is estimated two ways, from the linear estimate and from
+/// reference x. In a short-time spectrum (a hop of one block; a sine window of two blocks for analysis and synthesis,
+/// or at blocks shorter than 10 ms, e.g. a call's 5 ms, an analysis window of 20 ms whose synthesis window spans its
+/// last two blocks: `LowDelayWindows`) the residual echo power in bin k is estimated two ways, from the linear estimate and from
 /// the reference, and the larger one is used: R = max(ρ·|Y|², γ·|X|²), each with a reverberant decay. In far-end
 /// single talk for sure (the near end quiet for half a second) a third joins them, δ·Σⱼ|Yⱼ|²: the distortion of
 /// a clipping loudspeaker spreads over bins where the reference is faint, in proportion to the whole echo.
@@ -83,17 +84,6 @@ public final class ResidualEchoSuppressor {
     public private(set) var suppressionDecibels: Float = 0
     /// The double-talk decision of the last block.
     public private(set) var detector: DoubleTalkDetector
-    /// The detection band's powers the detector reads (the output, the echo it reads as left, the noise), averaged over
-    /// the blocks whose windows span the 20 ms of a 10 ms block's window (`BlockRate.blocksPerTunedWindow`): its
-    /// threshold was tuned on 10 ms blocks, and the powers of a 5 ms block, from a window half as long, stood over the
-    /// threshold by chance more often in far-end single talk (with the ratios' steps per 10 ms and the misadjustment
-    /// monitor judging 10 ms, our reverberant r13 and r04 at 5 ms blocks: ERLE 37.4 and 33.3 dB, 45.6 and 44.5 averaged
-    /// over two blocks; 42.1 and 45.1 at 10 ms blocks). Two blocks span 15 ms: on held music (macroform-cold_day) a
-    /// passage's onset, which the filter leaves 10-20 dB more of than the sustained notes before it, passed for a
-    /// talker in 30 % of the far-end blocks from 4.5 s to 22 s (the ratios, which rise only creeping while a talker is
-    /// heard, stayed under the onsets' leftover), and the gentle gain of double talk let the music through at 25-35 dB
-    /// (`scripts/music-echo --block-ms 5`: 29.4 dB; three blocks: 31.0).
-    private var detectionMean: TunedBlockMean
     /// Whether the near talker has been quiet for half a second (`quietSeconds`): far-end single talk for sure (read
     /// before a block's detection, it speaks of the blocks before). Real-time safe.
     var isNearEndQuiet: Bool { detector.framesSinceNearEnd > quietBlocks }
@@ -117,8 +107,8 @@ public final class ResidualEchoSuppressor {
     /// suppressor's own finding of an output louder than the microphone and against the estimate, or a path that moved
     /// while the far end was silent (`PausedPathMove`). Real-time safe.
     private(set) var wasOutputFilterError = false
-    /// Whether the microphone clipped in this block (the analysis window, which spans the last block too, counts as
-    /// clipped while either did): the output then holds the clipping's distortion, which a linear filter leaves whatever
+    /// Whether the microphone clipped in this block (the analysis window, which spans the blocks before too, counts as
+    /// clipped while any of them did): the output then holds the clipping's distortion, which a linear filter leaves whatever
     /// it learned. The detector's own ratios do not learn upward from it, and the detector reads the gain's estimate
     /// there, which does: a hot microphone's clipped echo peaks had taught the detector's ratios its distortion, and a
     /// talker in the blocks that did not clip then had to stand that much higher to be heard (our hot-microphone g07, 12 dB hot, 1.4 % of its samples clipped: the
@@ -128,8 +118,8 @@ public final class ResidualEchoSuppressor {
     /// 32.7 → 34.1 dB, g02's 42.5 → 44.5); so does the detector while it hears no talker (see `process`). Set it per
     /// block; real-time safe.
     var isMicrophoneClipped = false
-    /// `isMicrophoneClipped` of the last block: the analysis window spans both.
-    private var wasMicrophoneClipped = false
+    /// Blocks since the last that `isMicrophoneClipped` (0: this one): the analysis window spans `windows.blockCount`.
+    private var blocksSinceClipped = Int.max / 2
     /// Whether the linear filter's own leak estimate finds this block's output leaked echo (its leaked echo 3 times its
     /// error: `LeakedEchoWatch.isLeakedBlock`): a leftover the filter itself takes for echo (a path that just
     /// changed) is heard against the detector's pessimistic estimate only (`ResidualEchoCoupling`). At more leaked echo
@@ -185,7 +175,8 @@ public final class ResidualEchoSuppressor {
     /// and, over the same minimum, the one the detector and the ratios read (`backgroundPower`, held while a talker
     /// heard over the far end may be; see `process`).
     private let comfortNoise: ComfortNoise
-    private let window: UnsafeMutablePointer<Float>
+    /// The short-time spectrum's analysis and synthesis windows: two blocks, or 20 ms at shorter blocks.
+    private let windows: LowDelayWindows
     /// The second linear stage: it cancels what the block filter left, in this spectrum (see `process`).
     private let leftoverPath: ResidualPathKalman
     private let outputHistory: UnsafeMutablePointer<Float>
@@ -294,9 +285,8 @@ public final class ResidualEchoSuppressor {
     private static var hangoverSeconds: Double { 0.08 }
     /// `quietSeconds` in blocks.
     private let quietBlocks: Int
-    /// Blocks left before the comfort noise's floor first tracks the output: the first 20 ms but their last block, so
-    /// that the first frame tracked has a whole window of input (at 10 ms blocks the first 20 ms; at 5 ms blocks none
-    /// of the first 10 ms). The far end's echo holds the floor where it started (`ComfortNoise.track`). A call's first
+    /// Blocks left before the comfort noise's floor first tracks the output: the analysis window's blocks but the last,
+    /// so that the first frame tracked has a whole window of input (the first 20 ms). The far end's echo holds the floor where it started (`ComfortNoise.track`). A call's first
     /// 5 ms block of 8 kHz voice is the resampler's start, 40 dB under the room: started there, the output was digital
     /// silence through the far end's single talk (the public pump scene m06 at 5 ms blocks: 127 dB under the quiet
     /// stretch). The first 10 ms block's window is half the zeros before the input: with the resampler's and the DC
@@ -308,8 +298,8 @@ public final class ResidualEchoSuppressor {
     /// end talked (our quiet-pump z01, z04, z05 at 10 ms blocks, the microphone's first 15 ms zeroed; 7-17 dB at 5 ms),
     /// and on a private PipeWire daemon 4 dB (z04 at 10 ms blocks, `scripts/live-pump`).
     private var blocksBeforeNoiseFloor: Int
-    /// `blocksBeforeNoiseFloor` from a block that holds a device's zeros: that block and the next, or at 5 ms blocks
-    /// the next three, as before a stream's first block.
+    /// `blocksBeforeNoiseFloor` from a block that holds a device's zeros: that block and the rest of an analysis window
+    /// after it (the next block, or at 5 ms blocks the next three), as before a stream's first block.
     private let blocksAfterDeviceSilence: Int
     /// Exact zeros in a row that only a device's silence gives (1 ms): a microphone's noise, notched and less the
     /// filter's estimate, never does.
@@ -422,7 +412,7 @@ public final class ResidualEchoSuppressor {
     /// (the public q07: DT STOI 0.945 -> 0.901 when taken so); moved paths 1.5-4 dB.
     private static var ownErrorOnsetExcess: Float { 1.26 }
     /// How far over the leftover the detector expects (its residual echo estimate over the detection band) a call's
-    /// 5 ms block after a talker's onset must stand, besides `ownErrorOnsetExcess`, to be the filter's own error: 10 dB.
+    /// 5 ms block after a talker's onset must stand, besides `ownErrorOnsetExcess`, to be the filter's own error: 13 dB.
     /// A moved path's error stands far over the leftover learned of the path before; a talker over a filter that leaves
     /// much echo (a clipping loudspeaker, a drifting path) and pulled it with their first words stands a few dB over it,
     /// and in a block of half a tuned block's samples passed the excess too (the public q07 at 5 ms: the block 4 dB over
@@ -430,8 +420,12 @@ public final class ResidualEchoSuppressor {
     /// talker was heard half a second late (−9.5 dB over the double talk's first second; DT STOI 0.891 -> 0.945 and
     /// our dt-change t12 0.891 -> 0.912 with the margin). It costs moved paths' first half second at 5 ms (q04 28.3 ->
     /// 22.0 dB, our pathchange p05 32.6 -> 22.6), none of our scenes' re-convergence; at 10 ms blocks no talker's onset
-    /// passed the excess and the margin only cost moved paths (q04 3 dB), so it is a short block's alone.
-    private static var shortBlockOnsetLeftoverMargin: Float { 10 }
+    /// passed the excess and the margin only cost moved paths (q04 3 dB), so it is a short block's alone. It was 10 dB
+    /// while a 5 ms block's spectrum spanned 10 ms; over the 20 ms it spans now (`LowDelayWindows`) the onset block of
+    /// a talker who pulled a filter that leaves 10 dB of the echo stood 10-13 dB over the leftover
+    /// (`ShortBlockTalkerOnsetTests`: the talker −32 dB over the half second after the onset at 10 dB); at 13 dB
+    /// none of our 144 scenes' figures moved at 5 ms blocks.
+    private static var shortBlockOnsetLeftoverMargin: Float { 20 }
 
     /// `sampleRate`: frames per second (8000 ... 48000). `blockFrameCount`: frames per block (e.g. 10 ms).
     /// `longestLateDelayBlocks`: the longest the linear filter grows to, in blocks: the furthest the late tail can
@@ -441,16 +435,17 @@ public final class ResidualEchoSuppressor {
         precondition(sampleRate > 0 && blockFrameCount > 1, "ResidualEchoSuppressor sizes must be positive")
         self.sampleRate = sampleRate
         self.blockFrameCount = blockFrameCount
+        let rate = BlockRate(blocksPerSecond: Double(sampleRate) / Double(blockFrameCount))
+        windows = LowDelayWindows(blockFrameCount: blockFrameCount, blockCount: 2 * rate.blocksPerTunedBlock)
         var size = 4
-        while size < 2 * blockFrameCount { size *= 2 }
+        while size < windows.frameCount { size *= 2 }
         fft = RealFFT(frameCount: size)
         binCount = fft.binCount
         laneBinCount = (binCount + 3) / 4 * 4
-        // The sine window of two blocks has energy Σ w² = blockFrameCount.
-        let rate = BlockRate(blocksPerSecond: Double(sampleRate) / Double(blockFrameCount))
         comfortNoise = ComfortNoise(binCount: binCount, windowFrames: rate.blocks(seconds: Self.noiseWindowSeconds),
                                     startFrames: max(1, rate.blocks(seconds: Self.noiseStartSeconds)),
-                                    synthesisPowerScale: Float(size) / Float(blockFrameCount))
+                                    synthesisPowerScale: windows.generatedPowerScale(transformLength: size),
+                                    framesPerWindow: windows.blockCount)
         quietBlocks = rate.blocks(seconds: Self.quietSeconds)
         leftoverExplainedSmoothing = rate.smoothingWeight(seconds: Self.leftoverExplainedSeconds)
         pausedPathMove = PausedPathMove(rate: rate)
@@ -469,7 +464,7 @@ public final class ResidualEchoSuppressor {
             pointer.initialize(repeating: value, count: count)
             return pointer
         }
-        let windowCount = 2 * blockFrameCount
+        let windowCount = windows.frameCount
         leftoverPath = ResidualPathKalman(
             laneBinCount: laneBinCount, frameCount: max(1, rate.blocks(seconds: Self.leftoverPathSeconds)),
             leak: rate.decayPerBlock(seconds: Self.leftoverPathMemorySeconds),
@@ -477,8 +472,6 @@ public final class ResidualEchoSuppressor {
                 frameCount: rate.blocks(seconds: Self.reverberantLeftoverPathSeconds),
                 binCount: Int(Self.reverberantLeftoverPathHighestHertz * Double(windowCount) / Double(sampleRate)),
                 leak: rate.decayPerBlock(seconds: Self.reverberantLeftoverPathMemorySeconds)))
-        window = filled(windowCount, 0)
-        for n in 0..<windowCount { window[n] = Float(sin(Double.pi * (Double(n) + 0.5) / Double(windowCount))) }
         outputHistory = filled(windowCount, 0)
         detectionHistory = filled(windowCount, 0)
         detectionReal = filled(laneBinCount, 0)
@@ -496,9 +489,8 @@ public final class ResidualEchoSuppressor {
         referenceTail = filled(laneBinCount, 0)
         coupling = ResidualEchoCoupling(laneBinCount: laneBinCount, rate: rate)
         detector = DoubleTalkDetector(hangoverFrames: rate.blocks(seconds: Self.hangoverSeconds))
-        detectionMean = TunedBlockMean(blockCount: rate.blocksPerTunedWindow)
-        blocksBeforeNoiseFloor = 2 * rate.blocksPerTunedBlock - 1
-        blocksAfterDeviceSilence = 2 * rate.blocksPerTunedBlock
+        blocksBeforeNoiseFloor = windows.blockCount - 1
+        blocksAfterDeviceSilence = windows.blockCount
         deviceSilenceFrames = max(1, sampleRate / 1000)
         deviceSilenceBlocks = rate.blocks(seconds: Self.deviceSilenceSeconds)
         audibleResidualEcho = filled(laneBinCount, 0)
@@ -520,7 +512,7 @@ public final class ResidualEchoSuppressor {
     }
 
     deinit {
-        for pointer in [window, outputHistory, estimateHistory, referenceHistory, frame, overlap, outputReal,
+        for pointer in [outputHistory, estimateHistory, referenceHistory, frame, overlap, outputReal,
                         outputImaginary, spareReal, spareImaginary, outputPower, estimateTail, referenceTail,
                         audibleResidualEcho, residualEcho, coherentEcho, crossReal, crossImaginary, estimatePower,
                         smoothedOutputPower, gains, referencePowerHistory, lateSum, noise, detectionHistory, detectionReal,
@@ -591,8 +583,8 @@ public final class ResidualEchoSuppressor {
         }
         let gainedReal = cancelsLeftover ? leftoverPath.cleanedReal : outputReal
         let gainedImaginary = cancelsLeftover ? leftoverPath.cleanedImaginary : outputImaginary
-        let clipped = isMicrophoneClipped || wasMicrophoneClipped
-        wasMicrophoneClipped = isMicrophoneClipped
+        blocksSinceClipped = isMicrophoneClipped ? 0 : min(blocksSinceClipped + 1, Int.max / 2)
+        let clipped = blocksSinceClipped < windows.blockCount
         // A clipped microphone's distortion, which no linear filter takes off, varies with how far each echo peak
         // went past full scale: once the filter had learned the echo, the deepest clipped peaks passed for a talker.
         // The detector reads a clipped block's output without it.
@@ -708,7 +700,7 @@ public final class ResidualEchoSuppressor {
         }
         let correlationScale = (estimateSum * outputSum).squareRoot()
         let echoLike = estimateEchoShare == 1 && crossSum > Self.echoCorrelation * correlationScale
-        // The detection band's powers: the output, the echo the detector reads as left, the noise (`detectionMean`).
+        // The detection band's powers: the output, the echo the detector reads as left, the noise.
         let bandOutput = outputSums.sum(), bandResidual = residualSums.sum()
         let bandNoise = noiseSums.sum(), bandStaged = stagedSums.sum()
         // Output louder than the microphone and against the estimate is the filter's own error where the echo fell
@@ -744,8 +736,7 @@ public final class ResidualEchoSuppressor {
         // and the talker lost 7 dB (`HotMicrophoneTests`). A talker heard already is not dismissed so.
         let isLeakedAfterQuiet = filterFindsClearlyLeakedEcho && (isNearEndQuiet || isFreshOnset)
         let isDismissed = echoLike || isOwnError || isLeakedAfterQuiet
-        let detected = detectionMean.add(SIMD4(bandOutput, bandResidual, bandNoise, 0))
-        let detectedOutput = detected.x, detectedResidual = detected.y, detectedNoise = detected.z
+        let detectedOutput = bandOutput, detectedResidual = bandResidual, detectedNoise = bandNoise
         if farEndActive {
             let explained = min(1, bandStaged / max(bandOutput, 1e-20))
             leftoverExplainedShare += leftoverExplainedSmoothing * (explained - leftoverExplainedShare)
@@ -839,11 +830,13 @@ public final class ResidualEchoSuppressor {
         suppressionDecibels = inputSum > 0 ? 10 * log10(max(keptSum, 1e-30) / inputSum) : 0
         comfortNoise.add(toReal: outputReal, imaginary: outputImaginary, gains: gains)
 
-        // Synthesis: inverse transform, window, overlap-add; the first half completes the previous block.
+        // Synthesis: inverse transform, window, overlap-add; the synthesis window spans the analysis window's last two
+        // blocks, the first of which completes the previous block.
         fft.inverse(real: outputReal, imaginary: outputImaginary, output: frame)
+        let first = windows.frameCount - 2 * h, synthesis = windows.synthesis
         for i in 0..<h {
-            e[i] = overlap[i] + frame[i] * window[i]
-            overlap[i] = frame[h + i] * window[h + i]
+            e[i] = overlap[i] + frame[first + i] * synthesis[first + i]
+            overlap[i] = frame[first + h + i] * synthesis[first + h + i]
         }
     }
 
@@ -905,16 +898,16 @@ public final class ResidualEchoSuppressor {
         return false
     }
 
-    /// Shifts `block` into the two-block `history` and, unless `transforms` is false (the history only kept), transforms
-    /// the windowed history.
+    /// Shifts `block` into the analysis window's `history` and, unless `transforms` is false (the history only kept),
+    /// transforms the windowed history.
     private func analyse(_ block: UnsafePointer<Float>, history: UnsafeMutablePointer<Float>,
                          real: UnsafeMutablePointer<Float>, imaginary: UnsafeMutablePointer<Float>, transforms: Bool = true) {
-        let h = blockFrameCount
-        history.update(from: history + h, count: h)
-        (history + h).update(from: block, count: h)
+        let h = blockFrameCount, count = windows.frameCount, analysis = windows.analysis
+        history.update(from: history + h, count: count - h)
+        (history + count - h).update(from: block, count: h)
         guard transforms else { return }
-        for i in 0..<(2 * h) { frame[i] = history[i] * window[i] }
-        (frame + 2 * h).update(repeating: 0, count: fft.frameCount - 2 * h)
+        for i in 0..<count { frame[i] = history[i] * analysis[i] }
+        (frame + count).update(repeating: 0, count: fft.frameCount - count)
         fft.forward(frame, real: real, imaginary: imaginary)
     }
 
