@@ -188,9 +188,11 @@ final class ResidualPathKalman {
         (referenceImaginary + newest * laneBinCount).update(from: imaginary, count: laneBinCount)
     }
 
-    /// Takes the estimate off the output spectrum (into `cleanedReal`, `cleanedImaginary`) and learns from what is
-    /// left. Real-time safe.
-    func cancel(outputReal: UnsafeMutablePointer<Float>, outputImaginary: UnsafeMutablePointer<Float>) {
+    /// Takes the estimate off the output spectrum (into `cleanedReal`, `cleanedImaginary`) and, if `learns`, learns from
+    /// what is left: a frame that mostly repeats the last (windows that overlap by three quarters) may be passed over,
+    /// the learning's cost being the square of the frames spanned per bin. Real-time safe.
+    func cancel(outputReal: UnsafeMutablePointer<Float>, outputImaginary: UnsafeMutablePointer<Float>,
+                learns: Bool = true) {
         let m = isGrown ? growth.frameCount : frameCount, n = laneBinCount
         cleanedReal.update(from: outputReal, count: n)
         cleanedImaginary.update(from: outputImaginary, count: n)
@@ -209,6 +211,7 @@ final class ResidualPathKalman {
                 store(lanes(referencePower, k) + xr * xr + xi * xi, referencePower, k)
             }
         }
+        guard learns else { return }
         let smoothing = BinLanes(repeating: Self.errorSmoothing)
         for k in stride(from: 0, to: n, by: 4) {
             let er = lanes(cleanedReal, k), ei = lanes(cleanedImaginary, k)
