@@ -88,9 +88,9 @@ struct LiveReplayTests {
     }
 
     /// The same on a call's 5 ms blocks: here live reads 53.0 dB and offline as recorded 40.9 (the two alignments'
-    /// difference, as at 10 ms blocks above). The filter leaves 15-30 dB of music. While a 5 ms block's spectrum spanned
-    /// 10 ms, the detector took a passage's onset for a talker in a third of the far-end blocks (a tenth at 10 ms
-    /// blocks): with its powers averaged over three blocks, 39.9 and 42.1 dB; over two, 29.4 and 28.4; with half the
+    /// difference, as at 10 ms blocks above). The filter leaves 15-30 dB of music. While a 5 ms block's spectrum
+    /// spanned 10 ms, the detector took a passage's onset for a talker in a third of the far-end blocks (a tenth at 10
+    /// ms blocks): with its powers averaged over three blocks, 39.9 and 42.1 dB; over two, 29.4 and 28.4; with half the
     /// second linear stage's estimate read as echo left (`stagedEchoShare`), 29.8 and 25.7. Its spectrum spans 20 ms
     /// now (`LowDelayWindows`), each block's powers read alone.
     @Test(.enabled(if: Signal.isHeldMusicInstalled, "needs asterisk-moh-opsound-wav"))

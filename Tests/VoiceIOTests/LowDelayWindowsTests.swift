@@ -34,8 +34,8 @@ import Testing
     }
 
     /// Four 5 ms blocks: the analysis spans 20 ms (the energy of two blocks: 1.5 over the rise, 0.5 over the fall), the
-    /// synthesis 10 ms with less energy than a block (Hann over the analysis where it rises: 70.7 frames' worth), so the
-    /// generated spectrum is scaled up by more than the transform over the analysis energy.
+    /// synthesis 10 ms with less energy than a block (Hann over the analysis where it rises: 70.7 frames' worth), so
+    /// the generated spectrum is scaled up by more than the transform over the analysis energy.
     @Test func fourBlocksAnalyseTwentyMilliseconds() {
         let windows = LowDelayWindows(blockFrameCount: 80, blockCount: 4)
         #expect(windows.frameCount == 320)

@@ -448,7 +448,8 @@ import CAllocCounter
     /// (`LowDelayWindows`): the output is the input one block late.
     @Test(arguments: [160, 80]) func passesTheNearTalkerAloneUntouched(block: Int) {
         let scene = Self.scene(seconds: 3, farEnd: false, nearEnd: true)
-        let out = Self.suppress(scene, suppressor: ResidualEchoSuppressor(sampleRate: Self.rate, blockFrameCount: block))
+        let suppressor = ResidualEchoSuppressor(sampleRate: Self.rate, blockFrameCount: block)
+        let out = Self.suppress(scene, suppressor: suppressor)
         let a = Self.rate / 2, b = 3 * Self.rate - block
         var cross: Float = 0, inEnergy: Float = 0, outEnergy: Float = 0
         for i in a..<b {
@@ -462,7 +463,8 @@ import CAllocCounter
 
     @Test(arguments: [160, 80]) func comfortNoiseKeepsTheLineAlive(block: Int) {
         let scene = Self.scene(seconds: 4, farEnd: true, nearEnd: false, noiseRMS: 0.003)
-        let out = Self.suppress(scene, suppressor: ResidualEchoSuppressor(sampleRate: Self.rate, blockFrameCount: block))
+        let suppressor = ResidualEchoSuppressor(sampleRate: Self.rate, blockFrameCount: block)
+        let out = Self.suppress(scene, suppressor: suppressor)
         let level = Self.decibels(Self.power(out, from: 1, to: 3.9) / Self.power(scene.noise, from: 1, to: 3.9))
         #expect(level > -4 && level < 4, "output \(level) dB relative to the noise")
     }

@@ -101,7 +101,7 @@ public final class ComfortNoise {
     /// Measured on white noise (600-frame window) it is 6.1 dB; with that the line stood 1.0 dB louder in the far end's
     /// talk than in the quiet (`scripts/echo-compare --block-ms 5`, the public pump scenes' median, worst 1.4; our
     /// quiet-pump 3.7, worst 4.6), the far end's leftover lifting it too. 5.3 dB: −0.1 (worst −1.6; quiet-pump 2.7,
-    /// worst 3.3), against −0.4 (worst −2.0) with two-block windows of 5 ms blocks and 4.4 dB.
+    /// worst 3.2), against −0.4 (worst −2.0) with two-block windows of 5 ms blocks and 4.4 dB.
     private static var longWindowMinimumBias: Float { 3.4 }
     /// `minimumBias` or `longWindowMinimumBias`, as `framesPerWindow` says.
     private let bias: Float

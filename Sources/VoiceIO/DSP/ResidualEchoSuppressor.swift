@@ -5,28 +5,27 @@ import Glibc
 /// Removes the echo a linear echo canceller leaves behind (misadjustment, a tail longer than the filter,
 /// a clipping loudspeaker's harmonics), per frequency bin, without swallowing the near talker.
 ///
-/// Per block it takes the canceller's output e, its echo estimate y (microphone − e) and the delay-aligned
-/// reference x. In a short-time spectrum (a hop of one block; a sine window of two blocks for analysis and synthesis,
-/// or at blocks shorter than 10 ms, e.g. a call's 5 ms, an analysis window of 20 ms whose synthesis window spans its
-/// last two blocks: `LowDelayWindows`) the residual echo power in bin k is estimated two ways, from the linear estimate and from
-/// the reference, and the larger one is used: R = max(ρ·|Y|², γ·|X|²), each with a reverberant decay. In far-end
-/// single talk for sure (the near end quiet for half a second) a third joins them, δ·Σⱼ|Yⱼ|²: the distortion of
-/// a clipping loudspeaker spreads over bins where the reference is faint, in proportion to the whole echo.
-/// ρ, γ and δ are learned while the far end plays (`ResidualEchoCoupling`, which also keeps the double-talk detector's
-/// own ρ and γ: the gain's, learned over the noise's fluctuation in far-end pauses, overstate the echo at the next
-/// onset by 10-40 dB, and a talker who starts with it would go unheard; the gentle gain of double talk takes off the
-/// residual estimated with the detector's γ). They rise at the full rate only after half a second without any sign of
-/// the near talker (unless the filter finds a talker the detector does not hear likely, `isUnheardTalkerLikely`, or, in
-/// a room that rings past the filter, the second linear stage does not explain the output, `UnexplainedOutputWatch`),
-/// or on a block of echo the filter leaks that the detector has long taken for a talker (`isOutputLeakedEcho`, after a
-/// path changed in double talk). The detector's own ρ and γ do not rise at the full rate from a block that stands just
-/// under its bar (`nearMissShare`) and does not correlate with the estimate: that is how a talker's first syllable
-/// under the echo looks (see `process`).
-/// Learned ratios lag a path that just got louder or moved; a fourth estimate does not: the part of the output
-/// that the echo estimate predicts linearly, |⟨E·Y*⟩|²/⟨|Y|²⟩ over about 0.1 s, counted where the output's
-/// coherence with the estimate is above 0.3 (a near talker's chance coherence stays below). It feeds the
-/// double-talk detector always and the gain in far-end single talk, so a louder echo is neither taken for the
-/// near talker nor let through while the filter catches up.
+/// Per block it takes the canceller's output e, its echo estimate y (microphone − e) and the delay-aligned reference x.
+/// In a short-time spectrum (a hop of one block; a sine window of two blocks for analysis and synthesis, or at blocks
+/// shorter than 10 ms, e.g. a call's 5 ms, an analysis window of 20 ms whose synthesis window spans its last two
+/// blocks: `LowDelayWindows`) the residual echo power in bin k is estimated two ways, from the linear estimate and from
+/// the reference, and the larger one is used: R = max(ρ·|Y|², γ·|X|²), each with a reverberant decay. In far-end single
+/// talk for sure (the near end quiet for half a second) a third joins them, δ·Σⱼ|Yⱼ|²: the distortion of a clipping
+/// loudspeaker spreads over bins where the reference is faint, in proportion to the whole echo. ρ, γ and δ are learned
+/// while the far end plays (`ResidualEchoCoupling`, which also keeps the double-talk detector's own ρ and γ: the
+/// gain's, learned over the noise's fluctuation in far-end pauses, overstate the echo at the next onset by 10-40 dB,
+/// and a talker who starts with it would go unheard; the gentle gain of double talk takes off the residual estimated
+/// with the detector's γ). They rise at the full rate only after half a second without any sign of the near talker
+/// (unless the filter finds a talker the detector does not hear likely, `isUnheardTalkerLikely`, or, in a room that
+/// rings past the filter, the second linear stage does not explain the output, `UnexplainedOutputWatch`), or on a block
+/// of echo the filter leaks that the detector has long taken for a talker (`isOutputLeakedEcho`, after a path changed
+/// in double talk). The detector's own ρ and γ do not rise at the full rate from a block that stands just under its bar
+/// (`nearMissShare`) and does not correlate with the estimate: that is how a talker's first syllable under the echo
+/// looks (see `process`). Learned ratios lag a path that just got louder or moved; a fourth estimate does not: the part
+/// of the output that the echo estimate predicts linearly, |⟨E·Y*⟩|²/⟨|Y|²⟩ over about 0.1 s, counted where the
+/// output's coherence with the estimate is above 0.3 (a near talker's chance coherence stays below). It feeds the
+/// double-talk detector always and the gain in far-end single talk, so a louder echo is neither taken for the near
+/// talker nor let through while the filter catches up.
 ///
 /// The detector does not count a block as the near talker's when the block's output correlates with the echo
 /// estimate (a path that got louder: the output is that estimate scaled), nor output above twice the microphone's
@@ -108,15 +107,15 @@ public final class ResidualEchoSuppressor {
     /// while the far end was silent (`PausedPathMove`). Real-time safe.
     private(set) var wasOutputFilterError = false
     /// Whether the microphone clipped in this block (the analysis window, which spans the blocks before too, counts as
-    /// clipped while any of them did): the output then holds the clipping's distortion, which a linear filter leaves whatever
-    /// it learned. The detector's own ratios do not learn upward from it, and the detector reads the gain's estimate
-    /// there, which does: a hot microphone's clipped echo peaks had taught the detector's ratios its distortion, and a
-    /// talker in the blocks that did not clip then had to stand that much higher to be heard (our hot-microphone g07, 12 dB hot, 1.4 % of its samples clipped: the
-    /// talker −2.7 dB over its double talk and unheard for its first 0.6 s; −1.6 dB now, DT STOI 0.85 → 0.89). The gain
-    /// there takes the larger of its ratios' estimate and the one from ratios learned on clipped blocks alone
-    /// (`ResidualEchoCoupling.clippedLeakage`): the clipped blocks leave more than the mean of all blocks says (g07's ERLE
-    /// 32.7 → 34.1 dB, g02's 42.5 → 44.5); so does the detector while it hears no talker (see `process`). Set it per
-    /// block; real-time safe.
+    /// clipped while any of them did): the output then holds the clipping's distortion, which a linear filter leaves
+    /// whatever it learned. The detector's own ratios do not learn upward from it, and the detector reads the gain's
+    /// estimate there, which does: a hot microphone's clipped echo peaks had taught the detector's ratios its
+    /// distortion, and a talker in the blocks that did not clip then had to stand that much higher to be heard (our
+    /// hot-microphone g07, 12 dB hot, 1.4 % of its samples clipped: the talker −2.7 dB over its double talk and unheard
+    /// for its first 0.6 s; −1.6 dB now, DT STOI 0.85 → 0.89). The gain there takes the larger of its ratios' estimate
+    /// and the one from ratios learned on clipped blocks alone (`ResidualEchoCoupling.clippedLeakage`): the clipped
+    /// blocks leave more than the mean of all blocks says (g07's ERLE 32.7 → 34.1 dB, g02's 42.5 → 44.5); so does the
+    /// detector while it hears no talker (see `process`). Set it per block; real-time safe.
     var isMicrophoneClipped = false
     /// Blocks since the last that `isMicrophoneClipped` (0: this one): the analysis window spans `windows.blockCount`.
     private var blocksSinceClipped = Int.max / 2
@@ -175,7 +174,11 @@ public final class ResidualEchoSuppressor {
     /// and, over the same minimum, the one the detector and the ratios read (`backgroundPower`, held while a talker
     /// heard over the far end may be; see `process`).
     private let comfortNoise: ComfortNoise
-    /// The short-time spectrum's analysis and synthesis windows: two blocks, or 20 ms at shorter blocks.
+    /// The short-time spectrum's analysis and synthesis windows: two blocks, or 20 ms at shorter blocks. At a call's 5
+    /// ms blocks the detector reads each block's powers alone: from a 10 ms window they stood over its bar by chance in
+    /// the far end's single talk and at held music's onsets, and were averaged over three blocks; from 20 ms they do
+    /// not (our reverberant r04 and r13 at 5 ms blocks: ERLE 37.1 and 54.2 dB averaged so, 36.2 and 53.4 alone; the
+    /// held music of `LiveReplayTests` 40.9-53.0 dB).
     private let windows: LowDelayWindows
     /// The second linear stage: it cancels what the block filter left, in this spectrum (see `process`).
     private let leftoverPath: ResidualPathKalman
@@ -183,7 +186,7 @@ public final class ResidualEchoSuppressor {
     /// (a call's 5 ms). Learning from each of those cost `voicepeer process` at 5 ms blocks twice the CPU time it took
     /// with 10 ms windows (3.9 s for our 26 s f11 against 1.9; 86 % of it in the stage), and a live call on a private
     /// PipeWire at 48 kHz lost 11-19 periods in 11 s (`scripts/live-double-talk --block-ms 5`; 0-1 learning from every
-    /// other block, 2.5 s offline). With the stage's frames two blocks apart instead (its model of 10 ms blocks, 1.2 s)
+    /// other block, 2.3 s offline). With the stage's frames two blocks apart instead (its model of 10 ms blocks, 1.2 s)
     /// our 144 scenes' DT PESQ at 5 ms blocks read 2.857 and 29 under 0.93 in DT STOI; 2.872 and 26 so.
     private let leftoverLearningBlocks: Int
     /// Blocks until the second stage learns again (0: this one).
@@ -295,7 +298,8 @@ public final class ResidualEchoSuppressor {
     /// `quietSeconds` in blocks.
     private let quietBlocks: Int
     /// Blocks left before the comfort noise's floor first tracks the output: the analysis window's blocks but the last,
-    /// so that the first frame tracked has a whole window of input (the first 20 ms). The far end's echo holds the floor where it started (`ComfortNoise.track`). A call's first
+    /// so that the first frame tracked has a whole window of input (the first 20 ms at 10 and 5 ms blocks). The far
+    /// end's echo holds the floor where it started (`ComfortNoise.track`). A call's first
     /// 5 ms block of 8 kHz voice is the resampler's start, 40 dB under the room: started there, the output was digital
     /// silence through the far end's single talk (the public pump scene m06 at 5 ms blocks: 127 dB under the quiet
     /// stretch). The first 10 ms block's window is half the zeros before the input: with the resampler's and the DC
@@ -421,7 +425,8 @@ public final class ResidualEchoSuppressor {
     /// (the public q07: DT STOI 0.945 -> 0.901 when taken so); moved paths 1.5-4 dB.
     private static var ownErrorOnsetExcess: Float { 1.26 }
     /// How far over the leftover the detector expects (its residual echo estimate over the detection band) a call's
-    /// 5 ms block after a talker's onset must stand, besides `ownErrorOnsetExcess`, to be the filter's own error: 13 dB.
+    /// 5 ms block after a talker's onset must stand, besides `ownErrorOnsetExcess`, to be the filter's own error:
+    /// 13 dB.
     /// A moved path's error stands far over the leftover learned of the path before; a talker over a filter that leaves
     /// much echo (a clipping loudspeaker, a drifting path) and pulled it with their first words stands a few dB over it,
     /// and in a block of half a tuned block's samples passed the excess too (the public q07 at 5 ms: the block 4 dB over
@@ -590,7 +595,8 @@ public final class ResidualEchoSuppressor {
         if cancelsLeftover {
             leftoverPath.cancel(outputReal: outputReal, outputImaginary: outputImaginary,
                                 learns: blocksUntilLeftoverLearns == 0)
-            blocksUntilLeftoverLearns = (blocksUntilLeftoverLearns + leftoverLearningBlocks - 1) % leftoverLearningBlocks
+            blocksUntilLeftoverLearns = (blocksUntilLeftoverLearns + leftoverLearningBlocks - 1)
+                % leftoverLearningBlocks
         } else if !leftoverPath.isReset {
             leftoverPath.reset()
         }

@@ -188,9 +188,9 @@ final class ResidualPathKalman {
         (referenceImaginary + newest * laneBinCount).update(from: imaginary, count: laneBinCount)
     }
 
-    /// Takes the estimate off the output spectrum (into `cleanedReal`, `cleanedImaginary`) and, if `learns`, learns from
-    /// what is left: a frame that mostly repeats the last (windows that overlap by three quarters) may be passed over,
-    /// the learning's cost being the square of the frames spanned per bin. Real-time safe.
+    /// Takes the estimate off the output spectrum (into `cleanedReal`, `cleanedImaginary`) and, if `learns`, learns
+    /// from what is left: a frame that mostly repeats the last (windows that overlap by three quarters) may be passed
+    /// over, the learning's cost being the square of the frames spanned per bin. Real-time safe.
     func cancel(outputReal: UnsafeMutablePointer<Float>, outputImaginary: UnsafeMutablePointer<Float>,
                 learns: Bool = true) {
         let m = isGrown ? growth.frameCount : frameCount, n = laneBinCount
