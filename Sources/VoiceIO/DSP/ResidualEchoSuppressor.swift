@@ -181,16 +181,9 @@ public final class ResidualEchoSuppressor {
     /// held music of `LiveReplayTests` 40.9-53.0 dB).
     private let windows: LowDelayWindows
     /// The second linear stage: it cancels what the block filter left, in this spectrum (see `process`).
+    /// It learns from every block, or from every other where the analysis window spans four blocks (a call's 5 ms,
+    /// `ResidualPathKalman.learningInterval`).
     private let leftoverPath: ResidualPathKalman
-    /// Blocks from one the second stage learns from to the next: 1, or 2 where the analysis window spans four blocks
-    /// (a call's 5 ms). Learning from each of those cost `voicepeer process` at 5 ms blocks twice the CPU time it took
-    /// with 10 ms windows (3.9 s for our 26 s f11 against 1.9; 86 % of it in the stage), and a live call on a private
-    /// PipeWire at 48 kHz lost 11-19 periods in 11 s (`scripts/live-double-talk --block-ms 5`; 0-1 learning from every
-    /// other block, 2.3 s offline). With the stage's frames two blocks apart instead (its model of 10 ms blocks, 1.2 s)
-    /// our 144 scenes' DT PESQ at 5 ms blocks read 2.857 and 29 under 0.93 in DT STOI; 2.872 and 26 so.
-    private let leftoverLearningBlocks: Int
-    /// Blocks until the second stage learns again (0: this one).
-    private var blocksUntilLeftoverLearns: Int
     private let outputHistory: UnsafeMutablePointer<Float>
     /// The detector's view of the output on a clipped block (`process`'s `declippedOutput`): its window and spectrum.
     private let detectionHistory: UnsafeMutablePointer<Float>
@@ -479,11 +472,9 @@ public final class ResidualEchoSuppressor {
             return pointer
         }
         let windowCount = windows.frameCount
-        leftoverLearningBlocks = windows.blockCount / 2
-        blocksUntilLeftoverLearns = leftoverLearningBlocks - 1
         leftoverPath = ResidualPathKalman(
             laneBinCount: laneBinCount, frameCount: max(1, rate.blocks(seconds: Self.leftoverPathSeconds)),
-            leak: rate.decayPerBlock(seconds: Self.leftoverPathMemorySeconds),
+            learningInterval: windows.blockCount / 2, leak: rate.decayPerBlock(seconds: Self.leftoverPathMemorySeconds),
             growth: ResidualPathKalman.Growth(
                 frameCount: rate.blocks(seconds: Self.reverberantLeftoverPathSeconds),
                 binCount: Int(Self.reverberantLeftoverPathHighestHertz * Double(windowCount) / Double(sampleRate)),
@@ -593,10 +584,7 @@ public final class ResidualEchoSuppressor {
         let cancelsLeftover = estimateEchoShare == 1
         if leftoverPath.isReset || !cancelsLeftover { unexplainedOutput.restart() }
         if cancelsLeftover {
-            leftoverPath.cancel(outputReal: outputReal, outputImaginary: outputImaginary,
-                                learns: blocksUntilLeftoverLearns == 0)
-            blocksUntilLeftoverLearns = (blocksUntilLeftoverLearns + leftoverLearningBlocks - 1)
-                % leftoverLearningBlocks
+            leftoverPath.cancel(outputReal: outputReal, outputImaginary: outputImaginary)
         } else if !leftoverPath.isReset {
             leftoverPath.reset()
         }

@@ -23,6 +23,17 @@ final class ResidualPathKalman {
     let laneBinCount: Int
     /// The reference frames each bin's filter spans until `grow`.
     let frameCount: Int
+    /// `cancel` calls from one the filter learns from to the next (1: every call; else the `learningInterval`-th, the
+    /// 2·`learningInterval`-th, …). A frame that mostly repeats the last (windows that overlap by three quarters, a
+    /// call's 5 ms blocks: 2) adds little, and learning costs the square of the frames spanned per bin: learning from
+    /// every such frame cost `voicepeer process` at 5 ms blocks twice the CPU time it took with 10 ms windows (3.9 s
+    /// for our 26 s f11 against 1.9; 86 % of it here), and a live call on a private PipeWire at 48 kHz lost 11-19
+    /// periods in 11 s (`scripts/live-double-talk --block-ms 5`; 0-1 learning from every other frame, 2.3 s offline).
+    /// With the frames spanned two apart instead (the model of 10 ms blocks, 1.2 s) our 144 scenes' DT PESQ at 5 ms
+    /// blocks read 2.857 and 29 under 0.93 in DT STOI; 2.872 and 26 so.
+    let learningInterval: Int
+    /// Calls to `cancel` before it learns again (0: the next).
+    private var framesUntilLearning: Int
     /// What `grow` makes of the filter: the frames the low bins then span, how many bins from 0 (rounded up to whole
     /// groups of four), and the leak per frame of every bin's walk.
     struct Growth {
@@ -69,10 +80,14 @@ final class ResidualPathKalman {
     /// The error's power smoothing per frame (ψ).
     private static var errorSmoothing: Float { 0.5 }
 
-    /// `growth`: what `grow` makes of the filter (nil: it stays as it is). Not real-time safe (allocates).
-    init(laneBinCount: Int, frameCount: Int, leak: Float, growth: Growth? = nil) {
+    /// `learningInterval`: see its property (at least 1). `growth`: what `grow` makes of the filter (nil: it stays as
+    /// it is). Not real-time safe (allocates).
+    init(laneBinCount: Int, frameCount: Int, learningInterval: Int = 1, leak: Float, growth: Growth? = nil) {
+        precondition(learningInterval >= 1, "ResidualPathKalman learns from one frame in at least one")
         self.laneBinCount = laneBinCount
         self.frameCount = frameCount
+        self.learningInterval = learningInterval
+        framesUntilLearning = learningInterval - 1
         self.leak = leak
         self.growth = growth.map { Growth(frameCount: max($0.frameCount, frameCount),
                                           binCount: min(($0.binCount + 3) / 4 * 4, laneBinCount), leak: $0.leak) }
@@ -188,11 +203,9 @@ final class ResidualPathKalman {
         (referenceImaginary + newest * laneBinCount).update(from: imaginary, count: laneBinCount)
     }
 
-    /// Takes the estimate off the output spectrum (into `cleanedReal`, `cleanedImaginary`) and, if `learns`, learns
-    /// from what is left: a frame that mostly repeats the last (windows that overlap by three quarters) may be passed
-    /// over, the learning's cost being the square of the frames spanned per bin. Real-time safe.
-    func cancel(outputReal: UnsafeMutablePointer<Float>, outputImaginary: UnsafeMutablePointer<Float>,
-                learns: Bool = true) {
+    /// Takes the estimate off the output spectrum (into `cleanedReal`, `cleanedImaginary`) and, on every
+    /// `learningInterval`-th call, learns from what is left. Real-time safe.
+    func cancel(outputReal: UnsafeMutablePointer<Float>, outputImaginary: UnsafeMutablePointer<Float>) {
         let m = isGrown ? growth.frameCount : frameCount, n = laneBinCount
         cleanedReal.update(from: outputReal, count: n)
         cleanedImaginary.update(from: outputImaginary, count: n)
@@ -211,6 +224,8 @@ final class ResidualPathKalman {
                 store(lanes(referencePower, k) + xr * xr + xi * xi, referencePower, k)
             }
         }
+        let learns = framesUntilLearning == 0
+        framesUntilLearning = learns ? learningInterval - 1 : framesUntilLearning - 1
         guard learns else { return }
         let smoothing = BinLanes(repeating: Self.errorSmoothing)
         for k in stride(from: 0, to: n, by: 4) {
